@@ -1,0 +1,151 @@
+// dpdb hub, dpdb ls, dpdb attach.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/describe.hpp"
+#include "cli/embedded_hub.hpp"
+#include "cli/hub_locator.hpp"
+#include "common/runtime_dir.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+wire::Json list_hub(const HubTarget& target) {
+    wire::Channel channel;
+    connect_client(channel, target);
+    channel.send(wire::make("list", {{"id", 1}}));
+    for (;;) {
+        auto reply = channel.receive(5000);
+        if (!reply)
+            throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
+        if (reply->type == "listing") return reply->body;
+    }
+}
+
+}  // namespace
+
+int hub_command(const std::string& socket_path, bool quiet) {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    const std::string path = socket_path.empty()
+                                 ? runtime_dir() + "/hub-" + std::to_string(::getpid()) + ".sock"
+                                 : socket_path;
+    EmbeddedHub hub(path, "hub " + std::to_string(::getpid()), "", /*persistent=*/true);
+    const auto address = "unix:" + path;
+    if (quiet) {
+        std::printf("%s\n", address.c_str());
+    } else {
+        std::printf("dpdb hub listening on %s\n", address.c_str());
+        std::printf("  secret in %s (mode 0600)\n", token_path_for_socket(path).c_str());
+        std::printf("  export DPDB_HUB=%s  # for agents and clients of this user\n",
+                    address.c_str());
+    }
+    std::fflush(stdout);
+    hub.wait_for_signal();
+    return 0;
+}
+
+int ls_command(const std::string& hub, bool json) {
+    const auto targets = locate_hubs(hub);
+    wire::Json processes = wire::Json::array();
+    wire::Json sessions = wire::Json::array();
+    int failures = 0;
+    for (const auto& target : targets) {
+        try {
+            const auto listing = list_hub(target);
+            for (auto p : listing["processes"]) {
+                p["hub"] = target.address.to_string();
+                processes.push_back(std::move(p));
+            }
+            for (auto s : listing["sessions"]) {
+                s["hub"] = target.address.to_string();
+                sessions.push_back(std::move(s));
+            }
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "dpdb: %s\n", error.what());
+            ++failures;
+        }
+    }
+    if (json) {
+        std::cout << wire::Json{{"processes", processes}, {"sessions", sessions}}.dump(2) << "\n";
+    } else {
+        std::cout << processes.size() << " process(es), " << sessions.size()
+                  << " paused session(s)\n\n";
+        if (!sessions.empty()) std::cout << sessions_table(sessions) << "\n";
+        std::cout << processes_table(processes);
+    }
+    return failures == static_cast<int>(targets.size()) ? 1 : 0;
+}
+
+int attach_command(const std::string& hub, const std::string& session, bool next) {
+    const auto targets = locate_hubs(hub);
+    ConsoleOptions options;
+    const HubTarget* chosen = nullptr;
+    if (next) {
+        if (targets.size() > 1) {
+            throw std::runtime_error(
+                "several hubs are running; say which with --hub (`dpdb ls` shows them)");
+        }
+        options.follow = Follow::Next;
+        chosen = &targets.front();
+    } else {
+        std::vector<std::pair<const HubTarget*, wire::Json>> found;
+        long long wanted = 0;
+        if (!session.empty()) {
+            try {
+                wanted = std::stoll(session);
+            } catch (const std::exception&) {
+                std::fprintf(stderr, "dpdb: session must be a number, not \"%s\"\n",
+                             session.c_str());
+                return 2;
+            }
+        }
+        for (const auto& target : targets) {
+            try {
+                for (const auto& s : list_hub(target)["sessions"]) {
+                    if (wanted == 0 || s.value("sid", 0LL) == wanted)
+                        found.emplace_back(&target, s);
+                }
+            } catch (const std::exception& error) {
+                std::fprintf(stderr, "dpdb: %s\n", error.what());
+            }
+        }
+        if (found.empty()) {
+            if (wanted != 0) {
+                std::fprintf(stderr,
+                             "dpdb: no session %lld (`dpdb ls` lists the paused sessions)\n",
+                             wanted);
+            } else {
+                std::fprintf(stderr,
+                             "dpdb: no paused session; `dpdb attach --next` waits for one\n");
+            }
+            return 2;
+        }
+        if (found.size() > 1) {
+            wire::Json all = wire::Json::array();
+            for (const auto& f : found) all.push_back(f.second);
+            std::fprintf(stderr, "dpdb: %s; say which:\n%s",
+                         wanted != 0 ? "that session number is on several hubs (use --hub)"
+                                     : "several sessions are paused",
+                         sessions_table(all).c_str());
+            return 2;
+        }
+        chosen = found.front().first;
+        options.follow = Follow::Session;
+        options.session = found.front().second.value("sid", 0LL);
+    }
+    wire::Channel channel;
+    connect_client(channel, *chosen);
+    Console console(channel, options);
+    return console.run();
+}
+
+}  // namespace dpdb::cli

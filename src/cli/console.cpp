@@ -1,0 +1,380 @@
+#include "cli/console.hpp"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/describe.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr int kTickMs = 200;
+constexpr auto kCompletionTimeout = std::chrono::seconds(3);
+
+std::atomic<bool> g_terminal_resized{false};
+
+void on_sigwinch(int) {
+    g_terminal_resized = true;
+}
+
+std::string history_file() {
+    std::string dir;
+    if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state == '/') {
+        dir = std::string(state) + "/dpdb";
+    } else if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+        dir = std::string(home) + "/.local/state/dpdb";
+    } else {
+        return "";
+    }
+    // Best effort: without a history file the prompt still works.
+    std::string partial;
+    for (std::size_t i = 1; i <= dir.size(); ++i) {
+        if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0700);
+    }
+    return dir + "/history";
+}
+
+std::string trim(const std::string& s) {
+    const auto begin = s.find_first_not_of(" \t");
+    if (begin == std::string::npos) return "";
+    const auto end = s.find_last_not_of(" \t");
+    return s.substr(begin, end - begin + 1);
+}
+
+}  // namespace
+
+Console::Console(wire::Channel& channel, ConsoleOptions options)
+    : channel_(channel), options_(std::move(options)) {
+    interactive_ = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO);
+    if (interactive_) {
+        editor_ = std::make_unique<LineEditor>(
+            [this] { return next_byte(); },
+            [this](const std::string& text, const std::string& line, int begidx, int endidx) {
+                return complete(text, line, begidx, endidx);
+            },
+            history_file());
+        struct sigaction action {};
+        action.sa_handler = on_sigwinch;
+        sigaction(SIGWINCH, &action, nullptr);
+    }
+}
+
+Console::~Console() = default;
+
+void Console::say(const std::string& text) {
+    const std::string line = "[dpdb] " + text + "\n";
+    if (editor_) {
+        editor_->print_above(line);
+    } else {
+        std::fputs(line.c_str(), stdout);
+        std::fflush(stdout);
+    }
+}
+
+int Console::terminal_columns() const {
+    winsize size{};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+    if (const char* columns = std::getenv("COLUMNS")) return std::max(20, std::atoi(columns));
+    return 80;
+}
+
+bool Console::finished() const {
+    if (done_) return true;
+    if (options_.follow != Follow::Run) return false;
+    return !options_.program_running() && sessions_.empty();
+}
+
+int Console::run() {
+    channel_.send(wire::make("subscribe"));
+    channel_.send(wire::make("list", {{"id", 1}}));
+    bool listed = false;
+    while (!listed && !done_) {
+        auto message = channel_.receive(-1);
+        if (!message) continue;
+        if (message->type == "listing") {
+            for (const auto& s : (*message)["sessions"]) on_event("session_open", s);
+            listed = true;
+        } else {
+            handle(*message);
+        }
+    }
+    if (options_.follow == Follow::Session) {
+        if (sessions_.count(options_.session) == 0) {
+            std::fprintf(stderr, "dpdb: no session %lld (`dpdb ls` lists the paused sessions)\n",
+                         static_cast<long long>(options_.session));
+            return 2;
+        }
+        attach(options_.session);
+    } else if (options_.follow == Follow::Next) {
+        say("waiting for the next breakpoint anywhere (Ctrl-C to give up)");
+    } else if (options_.follow == Follow::Run && interactive_) {
+        attach_next_waiting();
+    }
+
+    while (!finished()) {
+        if (attached_ != 0 && prompt_) {
+            const std::string prompt = prompt_label() + *prompt_;
+            prompt_.reset();
+            abandon_line_ = false;
+            std::optional<std::string> line;
+            if (editor_) {
+                line = editor_->read_line(prompt);
+            } else {
+                std::fputs(prompt.c_str(), stdout);
+                std::fflush(stdout);
+                stdin_line_.clear();
+                for (;;) {
+                    const auto byte = next_byte();
+                    if (!byte) break;
+                    if (*byte == '\n') {
+                        line = stdin_line_;
+                        break;
+                    }
+                    stdin_line_.push_back(static_cast<char>(*byte));
+                }
+            }
+            if (abandon_line_ || done_) continue;
+            if (!line) {
+                if (editor_) std::fputs("\n", stdout);
+                declined_.insert(attached_);
+                channel_.send(wire::make("detach", {{"sid", attached_}}));
+                if (!editor_ && options_.follow != Follow::Run) stdin_closed_ = true;
+                continue;
+            }
+            user_line(*line);
+        } else if (!pump(kTickMs)) {
+            break;
+        }
+    }
+    return status_;
+}
+
+bool Console::pump(int timeout_ms) {
+    try {
+        auto message = channel_.receive(timeout_ms);
+        while (message) {
+            handle(*message);
+            message = channel_.receive(0);
+        }
+        return true;
+    } catch (const std::exception& error) {
+        say(std::string("lost the hub: ") + error.what());
+        done_ = true;
+        abandon_line_ = true;
+        status_ = 1;
+        return false;
+    }
+}
+
+std::optional<unsigned char> Console::next_byte() {
+    for (;;) {
+        if (abandon_line_ || done_) return std::nullopt;
+        if (g_terminal_resized.exchange(false) && editor_) editor_->resize();
+        if (stdin_closed_) {
+            if (!pump(kTickMs)) return std::nullopt;
+            continue;
+        }
+        pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}};
+        const int ready = ::poll(fds, 2, kTickMs);
+        if (ready < 0) continue;  // EINTR (SIGWINCH)
+        if (fds[1].revents != 0 && !pump(0)) return std::nullopt;
+        if (abandon_line_ || done_) return std::nullopt;
+        if (fds[0].revents != 0) {
+            unsigned char byte = 0;
+            const ssize_t n = ::read(STDIN_FILENO, &byte, 1);
+            if (n == 1) return byte;
+            stdin_closed_ = n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+            if (stdin_closed_) return std::nullopt;
+        }
+        if (options_.follow == Follow::Run && ready == 0) options_.program_running();
+    }
+}
+
+void Console::handle(const wire::Message& message) {
+    const auto& type = message.type;
+    if (type == "event") {
+        on_event(message.str("kind"), message["data"]);
+    } else if (type == "attached") {
+        attached_ = message.num("sid");
+        attach_requested_ = 0;
+        waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), attached_), waiting_.end());
+        const auto& session = message["session"];
+        sessions_[attached_] = session;
+        std::string header =
+            "attached to session " + std::to_string(attached_) + ": " + process_label(session) +
+            ", thread " + session.value("thread", std::string("?")) + ", at " + location(session);
+        if (!waiting_.empty()) header += " (" + std::to_string(waiting_.size()) + " more waiting)";
+        say(header);
+    } else if (type == "output") {
+        if (message.num("sid") != attached_) return;
+        const auto text = message.str("text");
+        if (editor_) {
+            editor_->print_above(text);
+        } else {
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+        }
+    } else if (type == "prompt") {
+        if (message.num("sid") == attached_) {
+            prompt_ = message.str("text");
+            last_prompt_ = *prompt_;
+        }
+    } else if (type == "completions") {
+        if (message.num("id") == completion_id_) completion_answer_ = message["matches"];
+    } else if (type == "detached") {
+        const auto sid = message.num("sid");
+        if (sid != attached_) return;
+        attached_ = 0;
+        prompt_.reset();
+        abandon_line_ = true;
+        const auto reason = message.str("reason");
+        if (reason == "detached") {
+            say("detached from session " + std::to_string(sid) +
+                "; it stays paused (`dpdb attach " + std::to_string(sid) + "` to come back)");
+        } else {
+            say("session " + std::to_string(sid) + " " + reason);
+        }
+        if (options_.follow != Follow::Run) {
+            done_ = true;
+        } else if (interactive_) {
+            attach_next_waiting();
+        }
+    } else if (type == "error") {
+        say("error: " + message.str("message"));
+        if (attach_requested_ != 0) {
+            attach_requested_ = 0;
+            if (options_.follow == Follow::Session) {
+                status_ = 2;
+                done_ = true;
+            }
+        }
+    }
+}
+
+bool Console::is_mine(const wire::Json& session) const {
+    if (options_.follow != Follow::Run || options_.run_id.empty()) return true;
+    return session.value("run", std::string()) == options_.run_id;
+}
+
+void Console::on_event(const std::string& kind, const wire::Json& data) {
+    if (kind == "session_open") {
+        const auto sid = data.value("sid", std::int64_t{0});
+        if (!is_mine(data)) return;
+        sessions_[sid] = data;
+        if (data.value("attached", false)) return;
+        waiting_.push_back(sid);
+        if (attached_ != 0 || attach_requested_ != 0 || !interactive_) {
+            say("session " + std::to_string(sid) + " paused: " + process_label(data) + " at " +
+                location(data) + " (" + std::to_string(waiting_.size()) +
+                " waiting; `sessions` lists them, `switch " + std::to_string(sid) +
+                "` goes there)");
+            return;
+        }
+        if (options_.follow == Follow::Next || options_.follow == Follow::Run) attach(sid);
+    } else if (kind == "session_update") {
+        const auto sid = data.value("sid", std::int64_t{0});
+        if (sessions_.count(sid) == 0) return;
+        sessions_[sid] = data;
+        const bool listed = std::find(waiting_.begin(), waiting_.end(), sid) != waiting_.end();
+        if (data.value("attached", false)) {
+            if (listed) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), sid));
+        } else if (!listed && sid != attached_) {
+            waiting_.push_back(sid);
+        }
+    } else if (kind == "session_close") {
+        const auto sid = data.value("sid", std::int64_t{0});
+        sessions_.erase(sid);
+        waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), sid), waiting_.end());
+    }
+}
+
+void Console::attach(std::int64_t sid) {
+    attach_requested_ = sid;
+    channel_.send(wire::make("attach", {{"sid", sid}, {"cols", terminal_columns()}}));
+}
+
+void Console::attach_next_waiting() {
+    for (const auto sid : waiting_) {
+        if (declined_.count(sid) == 0) {
+            attach(sid);
+            return;
+        }
+    }
+}
+
+std::string Console::prompt_label() const {
+    std::string label = "[" + std::to_string(attached_);
+    const auto it = sessions_.find(attached_);
+    if (it != sessions_.end()) label += " pid " + it->second.value("pid", wire::Json()).dump();
+    if (!waiting_.empty()) label += " +" + std::to_string(waiting_.size()) + " waiting";
+    return label + "] ";
+}
+
+void Console::user_line(const std::string& line) {
+    const std::string command = trim(line);
+    if (command == "detach") {
+        declined_.insert(attached_);
+        channel_.send(wire::make("detach", {{"sid", attached_}}));
+        return;
+    }
+    if (command == "sessions") {
+        wire::Json all = wire::Json::array();
+        for (const auto& [sid, session] : sessions_) all.push_back(session);
+        std::fputs(sessions_table(all).c_str(), stdout);
+        prompt_ = last_prompt_;
+        return;
+    }
+    if (command.rfind("switch", 0) == 0 && (command.size() == 6 || command[6] == ' ')) {
+        const std::string target = trim(command.substr(6));
+        char* end = nullptr;
+        const long long sid = std::strtoll(target.c_str(), &end, 10);
+        if (target.empty() || *end != '\0' || sessions_.count(sid) == 0 || sid == attached_) {
+            say("switch needs the number of another paused session (`sessions` lists them)");
+            prompt_ = last_prompt_;
+            return;
+        }
+        declined_.erase(sid);
+        const auto from = attached_;
+        channel_.send(wire::make("detach", {{"sid", from}}));
+        declined_.insert(from);
+        attach(sid);
+        return;
+    }
+    channel_.send(wire::make("input", {{"sid", attached_}, {"line", line}}));
+}
+
+std::vector<std::string> Console::complete(const std::string& text, const std::string& line,
+                                           int begidx, int endidx) {
+    if (attached_ == 0) return {};
+    completion_answer_.reset();
+    ++completion_id_;
+    channel_.send(wire::make("complete", {{"sid", attached_},
+                                          {"id", completion_id_},
+                                          {"text", text},
+                                          {"line", line},
+                                          {"begidx", begidx},
+                                          {"endidx", endidx}}));
+    const auto deadline = std::chrono::steady_clock::now() + kCompletionTimeout;
+    while (!completion_answer_ && !abandon_line_ && !done_ &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (!pump(50)) break;
+    }
+    std::vector<std::string> matches;
+    if (completion_answer_) {
+        for (const auto& m : *completion_answer_) {
+            if (m.is_string()) matches.push_back(m.get<std::string>());
+        }
+    }
+    return matches;
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,78 @@
+// The interactive side of the client: follows a hub's sessions, shows the prompt of the attached
+// one with line editing, routes the user's lines and completion requests to it, and tells the user
+// the moment another process stops.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "cli/line_editor.hpp"
+#include "wire/channel.hpp"
+
+namespace dpdb::cli {
+
+enum class Follow {
+    Run,      // dpdb run: attach to every new session in turn, until the program is done
+    Session,  // dpdb attach N: one session, then exit
+    Next,     // dpdb attach --next: the next session to open anywhere, then exit
+};
+
+struct ConsoleOptions {
+    Follow follow = Follow::Session;
+    std::int64_t session = 0;  // for Follow::Session
+    // Follow::Run: called often; returns false once the console may end (the program is done).
+    std::function<bool()> program_running;
+    // Follow::Run: only sessions of processes started by this run (they carry this id).
+    std::string run_id;
+};
+
+class Console {
+  public:
+    Console(wire::Channel& channel, ConsoleOptions options);
+    ~Console();
+    // Runs until done; returns the exit status for the command (0, or 2 for a usage error).
+    int run();
+
+  private:
+    void handle(const wire::Message& message);
+    void on_event(const std::string& kind, const wire::Json& data);
+    void attach(std::int64_t sid);
+    void attach_next_waiting();
+    void user_line(const std::string& line);
+    bool pump(int timeout_ms);
+    std::optional<unsigned char> next_byte();
+    std::vector<std::string> complete(const std::string& text, const std::string& line, int begidx,
+                                      int endidx);
+    void say(const std::string& text);
+    std::string prompt_label() const;
+    bool finished() const;
+    bool is_mine(const wire::Json& session) const;
+    int terminal_columns() const;
+
+    wire::Channel& channel_;
+    ConsoleOptions options_;
+    std::unique_ptr<LineEditor> editor_;
+    bool interactive_ = false;
+    std::map<std::int64_t, wire::Json> sessions_;  // every open session the hub told us of
+    std::deque<std::int64_t> waiting_;             // paused, unattached, in order of arrival
+    std::int64_t attached_ = 0;
+    std::int64_t attach_requested_ = 0;
+    std::optional<std::string> prompt_;  // the attached session awaits a line after this prompt
+    std::string last_prompt_;
+    std::set<std::int64_t> declined_;  // sessions the user detached from: not attached by itself
+    bool abandon_line_ = false;
+    bool done_ = false;
+    int status_ = 0;
+    std::int64_t completion_id_ = 0;
+    std::optional<wire::Json> completion_answer_;
+    std::string stdin_line_;  // non-terminal input, read a line at a time
+    bool stdin_closed_ = false;
+};
+
+}  // namespace dpdb::cli

@@ -1,0 +1,122 @@
+#include "cli/describe.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace dpdb::cli {
+namespace {
+
+std::string basename(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string text(const wire::Json& item, const char* key) {
+    const auto it = item.find(key);
+    if (it == item.end() || it->is_null()) return "";
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string short_argv(const wire::Json& item) {
+    const auto it = item.find("argv");
+    if (it == item.end() || !it->is_array()) return "";
+    std::string out;
+    for (const auto& arg : *it) {
+        if (!arg.is_string()) continue;
+        const auto word = out.empty() ? basename(arg.get<std::string>()) : arg.get<std::string>();
+        out += (out.empty() ? "" : " ") + word;
+        if (out.size() > 40) return out.substr(0, 39) + "…";
+    }
+    return out;
+}
+
+std::string tags(const wire::Json& item) {
+    const auto it = item.find("tags");
+    if (it == item.end() || !it->is_object()) return "";
+    std::string out;
+    for (const auto& [key, value] : it->items()) {
+        if (!out.empty()) out += ",";
+        std::string lower = key;
+        std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+        out += lower + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return out;
+}
+
+std::string age(const wire::Json& item) {
+    const auto it = item.find("since");
+    if (it == item.end() || !it->is_number()) return "";
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const long seconds = std::max(0L, static_cast<long>(now - it->get<double>()));
+    if (seconds < 120) return std::to_string(seconds) + "s";
+    if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+    return std::to_string(seconds / 3600) + "h";
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        widths.resize(std::max(widths.size(), row.size()));
+        for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string process_label(const wire::Json& item) {
+    std::string label = "pid " + text(item, "pid");
+    if (const auto t = tags(item); !t.empty()) label += " [" + t + "]";
+    const auto name = text(item, "process_name");
+    if (!name.empty() && name != "MainProcess") {
+        label += " " + name;
+    } else if (const auto argv = short_argv(item); !argv.empty()) {
+        label += " " + argv;
+    }
+    return label;
+}
+
+std::string location(const wire::Json& session) {
+    return basename(text(session, "file")) + ":" + text(session, "line") + " in " +
+           text(session, "function") + "()";
+}
+
+std::string sessions_table(const wire::Json& sessions) {
+    std::vector<std::vector<std::string>> rows = {
+        {"SESSION", "PID", "HOST", "TAGS", "THREAD", "WHERE", "PAUSED", "ATTACHED"}};
+    for (const auto& s : sessions) {
+        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tags(s),
+                        text(s, "thread") + " (" + text(s, "tid") + ")", location(s), age(s),
+                        s.value("attached", false) ? "yes" : "no"});
+    }
+    return table(rows);
+}
+
+std::string processes_table(const wire::Json& processes) {
+    std::vector<std::vector<std::string>> rows = {
+        {"PID", "PPID", "HOST", "PYTHON", "TAGS", "SESSIONS", "COMMAND"}};
+    for (const auto& p : processes) {
+        std::string paused;
+        for (const auto& id : p.value("sessions", wire::Json::array())) {
+            paused += (paused.empty() ? "" : ",") + id.dump();
+        }
+        rows.push_back({text(p, "pid"), text(p, "ppid"), text(p, "host"), text(p, "python"),
+                        tags(p), paused.empty() ? "-" : paused, short_argv(p)});
+    }
+    return table(rows);
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,18 @@
+// How processes and sessions read to a person: labels, locations, tables.
+#pragma once
+
+#include <string>
+
+#include "wire/message.hpp"
+
+namespace dpdb::cli {
+
+// "pid 1234 rank 0 worker.py" — what identifies a process at a glance.
+std::string process_label(const wire::Json& item);
+// "work.py:12 in compute()"
+std::string location(const wire::Json& session);
+// Tables as `dpdb ls` prints them.
+std::string sessions_table(const wire::Json& sessions);
+std::string processes_table(const wire::Json& processes);
+
+}  // namespace dpdb::cli

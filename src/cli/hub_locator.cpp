@@ -1,0 +1,75 @@
+#include "cli/hub_locator.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "common/runtime_dir.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+std::string how_to_start() {
+    return "start one with `dpdb hub` (then export DPDB_HUB), or run the program under `dpdb run`";
+}
+
+}  // namespace
+
+std::string secret_for(const HubAddress& address) {
+    if (const char* token = std::getenv("DPDB_TOKEN"); token != nullptr && *token != '\0') {
+        return token;
+    }
+    if (const char* file = std::getenv("DPDB_TOKEN_FILE"); file != nullptr && *file != '\0') {
+        return read_private_file(file);
+    }
+    if (address.kind == HubAddress::Kind::Unix) {
+        return read_private_file(token_path_for_socket(address.path));
+    }
+    throw std::runtime_error("no secret for hub " + address.to_string() +
+                             ": set DPDB_TOKEN or DPDB_TOKEN_FILE");
+}
+
+std::vector<HubTarget> locate_hubs(const std::string& explicit_address) {
+    std::string chosen = explicit_address;
+    if (chosen.empty()) {
+        if (const char* env = std::getenv("DPDB_HUB"); env != nullptr) chosen = env;
+    }
+    if (!chosen.empty()) {
+        const auto address = HubAddress::parse(chosen);
+        return {HubTarget{address, secret_for(address)}};
+    }
+    std::vector<HubTarget> live;
+    const std::string dir = runtime_dir();
+    for (const auto& path : discovered_hub_sockets()) {
+        HubAddress address;
+        address.path = path;
+        const int fd = connect_to(address);
+        if (fd < 0) {
+            if (errno == ECONNREFUSED) {
+                // Left behind by a hub that died without cleaning up.
+                ::unlink(path.c_str());
+                ::unlink(token_path_for_socket(path).c_str());
+            }
+            continue;
+        }
+        ::close(fd);
+        try {
+            live.push_back(HubTarget{address, secret_for(address)});
+        } catch (const std::exception&) {
+            continue;  // a hub still starting, or not ours to read
+        }
+    }
+    if (live.empty()) {
+        throw std::runtime_error("no hub found: --hub and DPDB_HUB are not set and " + dir +
+                                 " holds no live hub; " + how_to_start());
+    }
+    return live;
+}
+
+void connect_client(wire::Channel& channel, const HubTarget& target) {
+    wire::Channel::connect(channel, target.address, target.secret, "client");
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,53 @@
+// Line editing, history and completion for the client's pdb prompt, on libedit. The editor never
+// reads the terminal itself: it asks a ByteSource, so the client can keep serving the hub (events,
+// output, a session that goes away) while the user types.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct editline;
+struct history;
+
+namespace dpdb::cli {
+
+class LineEditor {
+  public:
+    // Returns the next byte typed, or nothing to abandon the line being edited.
+    using ByteSource = std::function<std::optional<unsigned char>()>;
+    // Completions for the word text (line[begidx:endidx]) of line, as pdb's complete() gives them.
+    using Completer = std::function<std::vector<std::string>(
+        const std::string& text, const std::string& line, int begidx, int endidx)>;
+
+    LineEditor(ByteSource source, Completer completer, std::string history_path);
+    ~LineEditor();
+    LineEditor(const LineEditor&) = delete;
+    LineEditor& operator=(const LineEditor&) = delete;
+
+    // Edits one line after `prompt`. Nothing on end of input (Ctrl-D on an empty line) or when the
+    // byte source abandoned the line.
+    std::optional<std::string> read_line(const std::string& prompt);
+    // Prints a line above the prompt being edited, then redraws the prompt and what was typed.
+    void print_above(const std::string& text);
+    // Call after the terminal changed size.
+    void resize();
+    bool editing() const { return editing_; }
+
+  private:
+    static int read_char(editline* el, wchar_t* out);
+    static unsigned char complete(editline* el, int key);
+    static const char* prompt_text(editline* el);
+    unsigned char complete_here();
+
+    ByteSource source_;
+    Completer completer_;
+    std::string history_path_;
+    std::string prompt_;
+    editline* el_ = nullptr;
+    history* history_ = nullptr;
+    bool editing_ = false;
+};
+
+}  // namespace dpdb::cli

@@ -1,0 +1,61 @@
+#include <CLI/CLI.hpp>
+#include <clocale>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+    std::setlocale(LC_CTYPE, "");
+    CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
+    app.require_subcommand(1);
+    std::string hub;
+    app.add_option("--hub", hub, "hub address (unix:/path or tcp://host:port); default DPDB_HUB")
+        ->envname("DPDB_HUB");
+
+    dpdb::cli::RunOptions run;
+    auto* run_cmd =
+        app.add_subcommand("run", "run a Python program with every process of it under dpdb");
+    run_cmd->add_option("--python", run.python, "interpreter (default: the one dpdb came with)");
+    run_cmd->add_option("-m", run.module, "run library module as a script");
+    run_cmd->add_flag("--post-mortem", run.post_mortem,
+                      "open a post-mortem session on an uncaught exception in any process");
+    run_cmd->add_option("args", run.args, "program and its arguments");
+    run_cmd->prefix_command();
+
+    std::string socket_path;
+    bool quiet = false;
+    auto* hub_cmd = app.add_subcommand("hub", "run a standalone hub");
+    hub_cmd->add_option("--socket", socket_path, "Unix socket path (default: in the runtime dir)");
+    hub_cmd->add_flag("-q,--quiet", quiet, "print only the address");
+
+    bool json = false;
+    auto* ls_cmd = app.add_subcommand("ls", "list processes and paused sessions");
+    ls_cmd->add_flag("--json", json, "machine-readable output");
+
+    std::string session;
+    bool next = false;
+    auto* attach_cmd = app.add_subcommand("attach", "attach to a paused session");
+    attach_cmd->add_option("session", session, "session number (default: the only one)");
+    attach_cmd->add_flag("--next", next, "wait for the next breakpoint anywhere");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error) == 0 ? 0 : 2;
+    }
+    try {
+        if (*run_cmd) {
+            run.hub = hub;
+            for (const auto& extra : run_cmd->remaining()) run.args.push_back(extra);
+            return dpdb::cli::run_command(run);
+        }
+        if (*hub_cmd) return dpdb::cli::hub_command(socket_path, quiet);
+        if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
+        if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "dpdb: %s\n", error.what());
+        return 2;
+    }
+    return 2;
+}

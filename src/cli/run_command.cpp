@@ -1,0 +1,156 @@
+// dpdb run: starts a Python program so that it and every Python process below it carry the agent,
+// hosts a private hub (or joins DPDB_HUB), and follows the sessions on this terminal.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/embedded_hub.hpp"
+#include "cli/hub_locator.hpp"
+#include "common/runtime_dir.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr const char* kSiteCustomize =
+    R"(# Written by `dpdb run`: loads the dpdb agent into every Python process of the run.
+try:
+    import dpdb._bootstrap as _dpdb_bootstrap
+except ImportError as _dpdb_error:
+    import sys as _sys
+    _sys.stderr.write("dpdb: not debugging this process (%s): %s\n" % (_sys.executable, _dpdb_error))
+else:
+    _dpdb_bootstrap.start(__file__)
+)";
+
+std::string directory_of_this_executable() {
+    char path[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0) return "";
+    std::string exe(path, static_cast<std::size_t>(n));
+    return exe.substr(0, exe.rfind('/'));
+}
+
+// The interpreter dpdb was installed into sits beside the dpdb executable (a venv's bin/, a
+// pyenv prefix); a program should run with it unless the user says otherwise.
+std::string choose_python(const std::string& requested) {
+    if (!requested.empty()) return requested;
+    if (const char* env = std::getenv("DPDB_PYTHON"); env != nullptr && *env != '\0') return env;
+    const std::string dir = directory_of_this_executable();
+    for (const char* name : {"python3", "python"}) {
+        const std::string candidate = dir + "/" + name;
+        if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return "python3";
+}
+
+void prepend_env_path(const char* name, const std::string& entry) {
+    const char* old = std::getenv(name);
+    const std::string value = (old != nullptr && *old != '\0') ? entry + ":" + old : entry;
+    ::setenv(name, value.c_str(), 1);
+}
+
+pid_t start_program(const std::vector<std::string>& argv) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("cannot fork");
+    if (pid == 0) {
+        std::vector<char*> raw;
+        for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+        raw.push_back(nullptr);
+        ::execvp(raw[0], raw.data());
+        std::fprintf(stderr, "dpdb: cannot run %s: %s\n", raw[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// Waits for nothing: reaps the program if it has ended and remembers how.
+struct ProgramWatch {
+    pid_t pid;
+    std::optional<int> status;
+
+    bool running() {
+        if (status) return false;
+        int raw = 0;
+        if (::waitpid(pid, &raw, WNOHANG) == pid) {
+            status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        }
+        return !status;
+    }
+};
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+    if (options.module.empty() && options.args.empty()) {
+        std::fprintf(
+            stderr, "dpdb run: say which program: dpdb run prog.py [args] or dpdb run -m module\n");
+        return 2;
+    }
+    const std::string run_id = std::to_string(::getpid());
+    const std::string dir = runtime_dir();
+
+    std::unique_ptr<EmbeddedHub> embedded;
+    HubTarget target;
+    std::string joined = options.hub;
+    if (joined.empty()) {
+        if (const char* env = std::getenv("DPDB_HUB"); env != nullptr) joined = env;
+    }
+    if (!joined.empty()) {
+        target = locate_hubs(joined).front();
+    } else {
+        const std::string program =
+            options.module.empty() ? options.args.front() : "-m " + options.module;
+        embedded = std::make_unique<EmbeddedHub>(dir + "/run-" + run_id + ".sock",
+                                                 "run " + run_id + ": " + program,
+                                                 dir + "/run-" + run_id + ".log",
+                                                 /*persistent=*/false);
+        target.address.path = embedded->socket_path();
+        target.secret = embedded->secret();
+    }
+
+    const std::string boot_dir = dir + "/run-" + run_id + ".d";
+    ::mkdir(boot_dir.c_str(), 0700);
+    write_private_file(boot_dir + "/sitecustomize.py", kSiteCustomize);
+
+    ::setenv("DPDB_HUB", target.address.to_string().c_str(), 1);
+    ::setenv("DPDB_TOKEN", target.secret.c_str(), 1);
+    ::setenv("DPDB_RUN_ID", run_id.c_str(), 1);
+    ::setenv("PYTHONBREAKPOINT", "dpdb.set_trace", 1);
+    if (options.post_mortem) ::setenv("DPDB_POST_MORTEM", "1", 1);
+    prepend_env_path("PYTHONPATH", boot_dir);
+
+    std::vector<std::string> argv = {choose_python(options.python)};
+    if (!options.module.empty()) argv.insert(argv.end(), {"-m", options.module});
+    argv.insert(argv.end(), options.args.begin(), options.args.end());
+
+    wire::Channel channel;
+    connect_client(channel, target);
+    ProgramWatch program{start_program(argv), std::nullopt};
+    // Ctrl-C while the program runs is for the program (it shares our process group); at the
+    // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line.
+    std::signal(SIGINT, SIG_IGN);
+
+    ConsoleOptions console_options;
+    console_options.follow = Follow::Run;
+    console_options.run_id = run_id;
+    console_options.program_running = [&program] { return program.running(); };
+    Console console(channel, console_options);
+    const int console_status = console.run();
+
+    while (program.running()) ::usleep(50 * 1000);
+    ::unlink((boot_dir + "/sitecustomize.py").c_str());
+    ::rmdir(boot_dir.c_str());
+    if (embedded) ::unlink((dir + "/run-" + run_id + ".log").c_str());
+    return console_status != 0 && *program.status == 0 ? console_status : *program.status;
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,91 @@
+#include "common/address.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace dpdb {
+
+HubAddress HubAddress::parse(const std::string& text) {
+    HubAddress address;
+    if (text.rfind("tcp://", 0) == 0) {
+        const auto rest = text.substr(6);
+        const auto colon = rest.rfind(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+            throw std::invalid_argument("hub address \"" + text + "\" is not tcp://HOST:PORT");
+        }
+        address.kind = Kind::Tcp;
+        address.host = rest.substr(0, colon);
+        if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
+            address.host = address.host.substr(1, address.host.size() - 2);
+        }
+        try {
+            address.port = std::stoi(rest.substr(colon + 1));
+        } catch (const std::exception&) {
+            address.port = -1;
+        }
+        if (address.port <= 0 || address.port > 65535) {
+            throw std::invalid_argument("hub address \"" + text + "\" has no valid port");
+        }
+        return address;
+    }
+    std::string path = text.rfind("unix:", 0) == 0 ? text.substr(5) : text;
+    if (path.empty() || path.front() != '/') {
+        throw std::invalid_argument("hub address \"" + text +
+                                    "\" is neither an absolute socket path nor tcp://HOST:PORT");
+    }
+    if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+        throw std::invalid_argument("socket path \"" + path + "\" is too long");
+    }
+    address.path = std::move(path);
+    return address;
+}
+
+std::string HubAddress::to_string() const {
+    if (kind == Kind::Unix) return "unix:" + path;
+    return "tcp://" + host + ":" + std::to_string(port);
+}
+
+int connect_to(const HubAddress& address) {
+    if (address.kind == HubAddress::Kind::Unix) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return -1;
+        sockaddr_un sa{};
+        sa.sun_family = AF_UNIX;
+        std::strncpy(sa.sun_path, address.path.c_str(), sizeof(sa.sun_path) - 1);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+            const int saved = errno;
+            ::close(fd);
+            errno = saved;
+            return -1;
+        }
+        return fd;
+    }
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const auto port = std::to_string(address.port);
+    if (::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found) != 0) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    int fd = -1;
+    for (auto* ai = found; ai != nullptr; ai = ai->ai_next) {
+        fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
+        const int saved = errno;
+        ::close(fd);
+        errno = saved;
+        fd = -1;
+    }
+    ::freeaddrinfo(found);
+    return fd;
+}
+
+}  // namespace dpdb

@@ -1,0 +1,100 @@
+#include "common/runtime_dir.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace dpdb {
+namespace {
+
+std::runtime_error os_error(const std::string& what) {
+    return std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::string runtime_dir() {
+    const char* base = std::getenv("XDG_RUNTIME_DIR");
+    std::string dir = (base != nullptr && *base == '/') ? base : "/tmp";
+    dir += "/dpdb-" + std::to_string(::getuid());
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw os_error("cannot create " + dir);
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) throw os_error("cannot inspect " + dir);
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+        throw std::runtime_error(dir +
+                                 " is not a private directory owned by this user (mode 0700)");
+    }
+    return dir;
+}
+
+void write_private_file(const std::string& path, const std::string& content) {
+    const std::string temp = path + ".tmp" + std::to_string(::getpid());
+    const int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) throw os_error("cannot write " + temp);
+    const bool written =
+        ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    ::close(fd);
+    if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+        ::unlink(temp.c_str());
+        throw os_error("cannot write " + path);
+    }
+}
+
+std::string read_private_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw os_error("cannot read " + path);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || (st.st_mode & 077) != 0 || st.st_uid != ::getuid()) {
+        ::close(fd);
+        throw std::runtime_error(path + " must be owned by this user and readable by nobody else");
+    }
+    std::string content;
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) content.append(buffer, n);
+    ::close(fd);
+    while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) {
+        content.pop_back();
+    }
+    return content;
+}
+
+std::string token_path_for_socket(const std::string& socket_path) {
+    return socket_path + ".token";
+}
+
+std::vector<std::string> discovered_hub_sockets() {
+    const std::string dir = runtime_dir();
+    std::vector<std::pair<long, std::string>> found;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* entry = ::readdir(d)) {
+            const std::string name = entry->d_name;
+            if (name.size() < 6 || name.compare(name.size() - 5, 5, ".sock") != 0) continue;
+            const std::string path = dir + "/" + name;
+            struct stat st {};
+            if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+                found.emplace_back(st.st_mtime, path);
+            }
+        }
+        ::closedir(d);
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a > b; });
+    std::vector<std::string> paths;
+    for (auto& entry : found) paths.push_back(std::move(entry.second));
+    return paths;
+}
+
+}  // namespace dpdb

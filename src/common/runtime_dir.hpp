@@ -1,0 +1,27 @@
+// The per-user runtime directory where hubs leave their socket, secret and description, so that
+// `dpdb ls` and `dpdb attach` in another terminal of the same user find them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpdb {
+
+// ${XDG_RUNTIME_DIR:-/tmp}/dpdb-UID, created 0700; throws if it exists with another owner or
+// with access for anyone else.
+std::string runtime_dir();
+
+// Writes a file only its owner may read (0600), replacing it atomically.
+void write_private_file(const std::string& path, const std::string& content);
+
+// Reads a secret file; throws if it is readable by others than its owner.
+std::string read_private_file(const std::string& path);
+
+// The secret that goes with a hub socket: the file SOCKET.token beside it.
+std::string token_path_for_socket(const std::string& socket_path);
+
+// The hub sockets in the runtime directory, newest first.
+std::vector<std::string> discovered_hub_sockets();
+
+}  // namespace dpdb

@@ -1,0 +1,116 @@
+#include "hub/connection.hpp"
+
+#include <chrono>
+
+namespace dpdb::hub {
+namespace {
+
+// A peer that does not finish the handshake in this time is dropped (slow or hostile).
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+// A peer that does not read what we send it cannot make the hub hold more than this.
+constexpr std::size_t kMaxQueuedBytes = 64u << 20;
+constexpr auto kFlushTimeout = std::chrono::seconds(2);
+
+}  // namespace
+
+Connection::Connection(asio::local::stream_protocol::socket socket, std::uint64_t id)
+    : socket_(std::move(socket)), id_(id), deadline_(socket_.get_executor()) {}
+
+void Connection::start(Handler on_message, Closer on_close) {
+    on_message_ = std::move(on_message);
+    on_close_ = std::move(on_close);
+    deadline_.expires_after(kHandshakeTimeout);
+    deadline_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec && !self->authenticated) self->close("no handshake within 10 s");
+    });
+    read_more();
+}
+
+void Connection::read_more() {
+    socket_.async_read_some(
+        asio::buffer(read_buffer_),
+        [self = shared_from_this()](const asio::error_code& ec, std::size_t size) {
+            if (self->closed_) return;
+            if (ec) {
+                self->close(ec == asio::error::eof ? "disconnected" : ec.message());
+                return;
+            }
+            self->decoder_.feed(self->read_buffer_.data(), size);
+            try {
+                while (auto payload = self->decoder_.next()) {
+                    self->on_message_(self, wire::decode(*payload));
+                    if (self->closed_) return;
+                }
+            } catch (const wire::ProtocolError& error) {
+                self->close(std::string("malformed input: ") + error.what());
+                return;
+            }
+            if (self->authenticated && !self->handshake_done_) {
+                self->handshake_done_ = true;
+                self->deadline_.cancel();
+            }
+            self->read_more();
+        });
+}
+
+void Connection::send(const wire::Message& message) {
+    if (closed_) return;
+    std::string bytes = wire::frame(message);
+    queued_bytes_ += bytes.size();
+    if (queued_bytes_ > kMaxQueuedBytes) {
+        close("does not read what it is sent");
+        return;
+    }
+    write_queue_.push_back(std::move(bytes));
+    if (write_queue_.size() == 1) write_next();
+}
+
+void Connection::write_next() {
+    asio::async_write(socket_, asio::buffer(write_queue_.front()),
+                      [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                          if (self->finished_) return;
+                          if (ec) {
+                              self->write_queue_.clear();
+                              self->close(ec.message());
+                              if (self->closed_) self->finish();
+                              return;
+                          }
+                          self->queued_bytes_ -= self->write_queue_.front().size();
+                          self->write_queue_.pop_front();
+                          if (!self->write_queue_.empty()) {
+                              self->write_next();
+                          } else if (self->closed_) {
+                              self->finish();
+                          }
+                      });
+}
+
+void Connection::close(const std::string& reason) {
+    if (closed_) return;
+    closed_ = true;
+    close_reason_ = reason;
+    if (write_queue_.empty()) {
+        finish();
+        return;
+    }
+    // Let the queue (an error or a refusal) drain, but never wait long for a slow peer.
+    deadline_.expires_after(kFlushTimeout);
+    deadline_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec) self->finish();
+    });
+}
+
+void Connection::finish() {
+    if (finished_) return;
+    finished_ = true;
+    deadline_.cancel();
+    write_queue_.clear();
+    asio::error_code ignored;
+    socket_.shutdown(asio::socket_base::shutdown_both, ignored);
+    socket_.close(ignored);
+    if (on_close_) on_close_(shared_from_this(), close_reason_);
+    on_message_ = nullptr;
+    on_close_ = nullptr;
+}
+
+}  // namespace dpdb::hub

@@ -1,0 +1,56 @@
+// One peer of the hub (agent or client): owns its socket, its read buffer and its write queue.
+#pragma once
+
+#include <asio.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "wire/message.hpp"
+
+namespace dpdb::hub {
+
+enum class Role { Unknown, Agent, Client };
+
+class Connection : public std::enable_shared_from_this<Connection> {
+  public:
+    using Handler = std::function<void(const std::shared_ptr<Connection>&, wire::Message)>;
+    using Closer = std::function<void(const std::shared_ptr<Connection>&, const std::string&)>;
+
+    Connection(asio::local::stream_protocol::socket socket, std::uint64_t id);
+
+    // Starts reading; every decoded message goes to on_message, and on_close is called exactly
+    // once when the connection ends, with the reason.
+    void start(Handler on_message, Closer on_close);
+    void send(const wire::Message& message);
+    // Ends the connection once what is queued is written (at most 2 s) and reports `reason`.
+    void close(const std::string& reason);
+
+    std::uint64_t id() const { return id_; }
+    Role role = Role::Unknown;
+    std::string nonce;  // the hub's challenge to this peer
+    bool authenticated = false;
+
+  private:
+    void read_more();
+    void write_next();
+    void finish();
+
+    asio::local::stream_protocol::socket socket_;
+    std::uint64_t id_;
+    wire::FrameDecoder decoder_;
+    std::array<char, 65536> read_buffer_{};
+    std::deque<std::string> write_queue_;
+    std::size_t queued_bytes_ = 0;
+    // First the handshake deadline, then the bound on flushing at close.
+    asio::steady_timer deadline_;
+    Handler on_message_;
+    Closer on_close_;
+    std::string close_reason_;
+    bool handshake_done_ = false;
+    bool closed_ = false;    // nothing more is read or queued
+    bool finished_ = false;  // the socket is closed and on_close_ was called
+};
+
+}  // namespace dpdb::hub

@@ -1,0 +1,309 @@
+#include "hub/hub.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "hub/connection.hpp"
+#include "hub/registry.hpp"
+#include "wire/auth.hpp"
+
+namespace dpdb::hub {
+
+using wire::Json;
+using wire::make;
+using wire::Message;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+class HubImpl : public std::enable_shared_from_this<HubImpl> {
+  public:
+    HubImpl(asio::io_context& io, HubOptions options)
+        : io_(io), acceptor_(io), options_(std::move(options)) {
+        if (!options_.log) options_.log = [](const std::string&) {};
+    }
+
+    void start() {
+        ::unlink(options_.socket_path.c_str());
+        const asio::local::stream_protocol::endpoint endpoint(options_.socket_path);
+        acceptor_.open(endpoint.protocol());
+        acceptor_.bind(endpoint);
+        ::chmod(options_.socket_path.c_str(), 0600);
+        acceptor_.listen(asio::socket_base::max_listen_connections);
+        accept_next();
+    }
+
+    void stop() {
+        asio::post(io_, [self = shared_from_this()] {
+            asio::error_code ignored;
+            self->acceptor_.close(ignored);
+            ::unlink(self->options_.socket_path.c_str());
+            auto all = self->connections_;
+            for (auto& [id, connection] : all) connection->close("hub stopping");
+        });
+    }
+
+  private:
+    void accept_next() {
+        acceptor_.async_accept([self = shared_from_this()](const asio::error_code& ec,
+                                                           asio::local::stream_protocol::socket s) {
+            if (ec == asio::error::operation_aborted) return;
+            if (!ec) self->admit(std::move(s));
+            self->accept_next();
+        });
+    }
+
+    void admit(asio::local::stream_protocol::socket socket) {
+        auto connection = std::make_shared<Connection>(std::move(socket), next_connection_id_++);
+        connections_[connection->id()] = connection;
+        connection->nonce = wire::random_hex(16);
+        std::weak_ptr<HubImpl> weak = shared_from_this();
+        connection->start(
+            [weak](const ConnectionPtr& c, Message m) {
+                if (auto self = weak.lock()) self->on_message(c, std::move(m));
+            },
+            [weak](const ConnectionPtr& c, const std::string& reason) {
+                if (auto self = weak.lock()) self->on_close(c, reason);
+            });
+        connection->send(
+            make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
+    }
+
+    void on_message(const ConnectionPtr& from, Message message) {
+        if (!from->authenticated) {
+            handshake(from, message);
+            return;
+        }
+        if (from->role == Role::Agent) {
+            from_agent(from, message);
+        } else {
+            from_client(from, message);
+        }
+    }
+
+    void refuse(const ConnectionPtr& peer, const std::string& reason) {
+        options_.log("refused connection " + std::to_string(peer->id()) + ": " + reason);
+        peer->send(make("refused", {{"reason", reason}}));
+        peer->close("refused: " + reason);
+    }
+
+    void handshake(const ConnectionPtr& peer, const Message& hello) {
+        if (hello.type != "hello") return refuse(peer, "expected hello, got " + hello.type);
+        if (hello.num("v") != wire::kProtocolVersion) {
+            return refuse(peer, "protocol version " + std::to_string(hello.num("v")) +
+                                    " is not supported (this hub speaks " +
+                                    std::to_string(wire::kProtocolVersion) + ")");
+        }
+        const std::string role = hello.str("role");
+        if (role != "agent" && role != "client") return refuse(peer, "unknown role " + role);
+        const std::string peer_nonce = hello.str("nonce");
+        const auto expected = wire::handshake_mac(options_.secret, role, peer->nonce, peer_nonce);
+        if (!wire::macs_equal(hello.str("mac"), expected)) {
+            return refuse(peer, "authentication failed (wrong secret)");
+        }
+        peer->authenticated = true;
+        peer->role = role == "agent" ? Role::Agent : Role::Client;
+        peer->send(make(
+            "welcome",
+            {{"mac", wire::handshake_mac(options_.secret, "hub", peer->nonce, peer_nonce)},
+             {"hub",
+              {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
+        if (peer->role == Role::Agent) {
+            registry_.add_process(peer->id(), hello.has("proc") ? hello["proc"] : Json::object());
+            publish("process_start", registry_.describe(*registry_.process(peer->id())));
+        }
+    }
+
+    // --- agents -------------------------------------------------------------------------------
+
+    void from_agent(const ConnectionPtr& agent, const Message& message) {
+        const auto& type = message.type;
+        if (type == "proc_update") {
+            registry_.add_process(agent->id(), message["proc"]);
+            publish("process_update", registry_.describe(*registry_.process(agent->id())));
+            return;
+        }
+        if (!message.has("sid")) return protocol_violation(agent, type);
+        const auto agent_sid = message.num("sid");
+        if (type == "session_open") {
+            if (registry_.session_of_agent(agent->id(), agent_sid) != nullptr) {
+                return protocol_violation(agent, "session_open for an open session");
+            }
+            auto& session = registry_.open_session(agent->id(), agent_sid, message["info"]);
+            publish("session_open", registry_.describe(session));
+            return;
+        }
+        Session* session = registry_.session_of_agent(agent->id(), agent_sid);
+        if (session == nullptr) return;  // raced with a close: nothing to route
+        if (type == "session_update") {
+            const auto since = session->info.value("since", Json());
+            session->info = message["info"];
+            session->info["since"] = since;
+            publish("session_update", registry_.describe(*session));
+        } else if (type == "session_close") {
+            close_session(*session, message.str("reason"));
+        } else if (type == "output" || type == "prompt" || type == "completions") {
+            if (auto client = connection(session->client)) {
+                Json body = message.body;
+                body.erase("t");
+                body["sid"] = session->id;
+                client->send(make(type, std::move(body)));
+            }
+        } else {
+            protocol_violation(agent, type);
+        }
+    }
+
+    void close_session(Session& session, const std::string& reason) {
+        const auto id = session.id;
+        if (auto client = connection(session.client)) {
+            client->send(make("detached", {{"sid", id}, {"reason", reason}}));
+        }
+        registry_.close_session(id);
+        publish("session_close", {{"sid", id}, {"reason", reason}});
+    }
+
+    // --- clients ------------------------------------------------------------------------------
+
+    void from_client(const ConnectionPtr& client, const Message& message) {
+        const auto& type = message.type;
+        if (type == "list") {
+            client->send(make("listing", {{"id", message.num("id")},
+                                          {"processes", registry_.processes_json()},
+                                          {"sessions", registry_.sessions_json()}}));
+            return;
+        }
+        if (type == "subscribe") {
+            subscribers_.push_back(client->id());
+            return;
+        }
+        if (type == "attach") return attach(client, message);
+        if (type != "detach" && type != "input" && type != "complete" && type != "interrupt") {
+            return protocol_violation(client, type);
+        }
+        Session* session = registry_.session(message.num("sid"));
+        if (session == nullptr) {
+            client->send(
+                make("error", {{"message", "no session " + std::to_string(message.num("sid"))}}));
+            return;
+        }
+        if (session->client != client->id()) {
+            client->send(make(
+                "error", {{"message", "not attached to session " + std::to_string(session->id)}}));
+            return;
+        }
+        if (type == "detach") {
+            detach(*session, "detached");
+            return;
+        }
+        if (auto agent = connection(session->agent)) {
+            Json body = message.body;
+            body.erase("t");
+            body["sid"] = session->agent_sid;
+            agent->send(make(type, std::move(body)));
+        }
+    }
+
+    void attach(const ConnectionPtr& client, const Message& message) {
+        Session* session = registry_.session(message.num("sid"));
+        if (session == nullptr) {
+            client->send(
+                make("error", {{"message", "no session " + std::to_string(message.num("sid"))}}));
+            return;
+        }
+        if (session->client != 0 && session->client != client->id()) {
+            detach(*session, "another client attached to it");
+        }
+        session->client = client->id();
+        client->send(
+            make("attached", {{"sid", session->id}, {"session", registry_.describe(*session)}}));
+        if (auto agent = connection(session->agent)) {
+            agent->send(
+                make("attach", {{"sid", session->agent_sid}, {"cols", message.num("cols")}}));
+        }
+        publish("session_update", registry_.describe(*session));
+    }
+
+    void detach(Session& session, const std::string& reason) {
+        if (auto client = connection(session.client)) {
+            client->send(make("detached", {{"sid", session.id}, {"reason", reason}}));
+        }
+        session.client = 0;
+        if (auto agent = connection(session.agent)) {
+            agent->send(make("detach", {{"sid", session.agent_sid}}));
+        }
+        publish("session_update", registry_.describe(session));
+    }
+
+    // --- both ---------------------------------------------------------------------------------
+
+    void protocol_violation(const ConnectionPtr& peer, const std::string& what) {
+        peer->close("unexpected " + what + " message");
+    }
+
+    void on_close(const ConnectionPtr& peer, const std::string& reason) {
+        connections_.erase(peer->id());
+        if (reason != "disconnected" && reason.rfind("refused", 0) != 0) {
+            options_.log("dropped connection " + std::to_string(peer->id()) + ": " + reason);
+        }
+        subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
+                           subscribers_.end());
+        if (peer->role == Role::Agent) {
+            std::vector<std::int64_t> orphaned;
+            for (const auto& [id, session] : registry_.sessions()) {
+                if (session.agent == peer->id()) orphaned.push_back(id);
+            }
+            auto gone = registry_.remove_process(peer->id());
+            const auto pid = gone ? gone->info.value("pid", Json()) : Json();
+            for (auto id : orphaned) {
+                close_session(*registry_.session(id),
+                              "process " + pid.dump() + " went away (" + reason + ")");
+            }
+            if (gone) publish("process_exit", {{"pid", pid}, {"reason", reason}});
+        } else if (peer->role == Role::Client) {
+            std::vector<std::int64_t> attached;
+            for (const auto& [id, session] : registry_.sessions()) {
+                if (session.client == peer->id()) attached.push_back(id);
+            }
+            for (auto id : attached) detach(*registry_.session(id), "client went away");
+        }
+    }
+
+    ConnectionPtr connection(std::uint64_t id) const {
+        if (id == 0) return nullptr;
+        const auto it = connections_.find(id);
+        return it == connections_.end() ? nullptr : it->second;
+    }
+
+    void publish(const std::string& kind, Json data) {
+        const auto event = make("event", {{"kind", kind}, {"data", std::move(data)}});
+        for (auto id : subscribers_) {
+            if (auto subscriber = connection(id)) subscriber->send(event);
+        }
+    }
+
+    asio::io_context& io_;
+    asio::local::stream_protocol::acceptor acceptor_;
+    HubOptions options_;
+    Registry registry_;
+    std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
+    std::vector<std::uint64_t> subscribers_;
+    std::uint64_t next_connection_id_ = 1;
+};
+
+Hub::Hub(asio::io_context& io, HubOptions options)
+    : impl_(std::make_shared<HubImpl>(io, std::move(options))) {}
+
+Hub::~Hub() = default;
+
+void Hub::start() {
+    impl_->start();
+}
+
+void Hub::stop() {
+    impl_->stop();
+}
+
+}  // namespace dpdb::hub

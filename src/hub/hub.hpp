@@ -1,0 +1,41 @@
+// The hub: accepts agents and clients on a Unix socket, keeps the registry of processes and
+// paused sessions, routes each session's console between its agent and the attached client, and
+// pushes registry changes to subscribed clients.
+//
+// Everything runs on one Asio io_context thread, so the registry needs no locks; other threads
+// talk to the hub only through its sockets (or Hub::stop(), which posts onto that thread).
+#pragma once
+
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace dpdb::hub {
+
+struct HubOptions {
+    std::string socket_path;  // Unix socket to listen on; its directory must be private
+    std::string secret;       // the shared secret every peer must prove it holds
+    std::string name;         // shown to clients ("run 1234", "hub")
+    std::function<void(const std::string&)> log;  // one line per call
+};
+
+class HubImpl;
+
+class Hub {
+  public:
+    Hub(asio::io_context& io, HubOptions options);
+    ~Hub();
+    Hub(const Hub&) = delete;
+    Hub& operator=(const Hub&) = delete;
+
+    // Binds and listens; throws std::system_error if the socket cannot be bound.
+    void start();
+    // Closes the listener and every connection; safe from any thread.
+    void stop();
+
+  private:
+    std::shared_ptr<HubImpl> impl_;
+};
+
+}  // namespace dpdb::hub

@@ -1,0 +1,52 @@
+// What the hub knows: connected processes and their paused sessions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "wire/message.hpp"
+
+namespace dpdb::hub {
+
+struct Process {
+    std::uint64_t connection = 0;
+    wire::Json info;  // pid, ppid, host, argv, python, tags, ... as the agent described itself
+};
+
+struct Session {
+    std::int64_t id = 0;         // the hub's number, what users type
+    std::uint64_t agent = 0;     // connection of the process it lives in
+    std::int64_t agent_sid = 0;  // the agent's own number for it
+    std::uint64_t client = 0;    // connection of the attached client, 0 if none
+    wire::Json info;             // thread, tid, file, line, function, since ...
+};
+
+class Registry {
+  public:
+    void add_process(std::uint64_t connection, wire::Json info);
+    // Removes the process; its sessions stay until the caller closes them.
+    std::optional<Process> remove_process(std::uint64_t connection);
+    const Process* process(std::uint64_t connection) const;
+
+    Session& open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info);
+    Session* session(std::int64_t id);
+    Session* session_of_agent(std::uint64_t agent, std::int64_t agent_sid);
+    void close_session(std::int64_t id);
+
+    // The JSON that clients see for a session or process.
+    wire::Json describe(const Session& session) const;
+    wire::Json describe(const Process& process) const;
+    wire::Json processes_json() const;
+    wire::Json sessions_json() const;
+
+    const std::map<std::int64_t, Session>& sessions() const { return sessions_; }
+
+  private:
+    std::map<std::uint64_t, Process> processes_;
+    std::map<std::int64_t, Session> sessions_;
+    std::int64_t next_session_id_ = 1;
+};
+
+}  // namespace dpdb::hub

@@ -1,0 +1,20 @@
+// Mutual challenge-response over a shared per-hub secret: neither side ever sends the secret, and
+// each proves it holds it by an HMAC-SHA256 over both sides' fresh nonces and its own role.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dpdb::wire {
+
+// 32 random bytes from the OS, as 64 hex digits.
+std::string random_hex(std::size_t bytes = 32);
+
+// The MAC that `role` ("agent", "client" or "hub") sends for this pair of nonces.
+std::string handshake_mac(std::string_view secret, std::string_view role,
+                          std::string_view hub_nonce, std::string_view peer_nonce);
+
+// Constant-time comparison of two MACs.
+bool macs_equal(std::string_view a, std::string_view b);
+
+}  // namespace dpdb::wire

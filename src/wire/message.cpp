@@ -1,0 +1,154 @@
+#include "wire/message.hpp"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <unordered_map>
+#include <vector>
+
+namespace dpdb::wire {
+namespace {
+
+enum class Kind { String, Int, Bool, Object, Array };
+
+struct Field {
+    const char* name;
+    Kind kind;
+    bool required = true;
+};
+
+// Console text and listings may be long; names, nonces and paths are short.
+constexpr std::size_t kMaxTextBytes = kMaxFrameBytes;
+constexpr std::size_t kMaxStringBytes = 64 * 1024;
+constexpr int kMaxDepth = 8;
+
+const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
+    static const std::unordered_map<std::string_view, std::vector<Field>> table = {
+        // Handshake, in this order: challenge (hub), hello (peer), welcome or refused (hub).
+        {"challenge", {{"v", Kind::Int}, {"nonce", Kind::String}}},
+        {"hello",
+         {{"v", Kind::Int},
+          {"role", Kind::String},
+          {"nonce", Kind::String},
+          {"mac", Kind::String},
+          {"proc", Kind::Object, false}}},
+        {"welcome", {{"mac", Kind::String}, {"hub", Kind::Object}}},
+        {"refused", {{"reason", Kind::String}}},
+        // Agent -> hub. "sid" is the agent's own session number.
+        {"session_open", {{"sid", Kind::Int}, {"info", Kind::Object}}},
+        {"session_update", {{"sid", Kind::Int}, {"info", Kind::Object}}},
+        {"session_close", {{"sid", Kind::Int}, {"reason", Kind::String}}},
+        {"proc_update", {{"proc", Kind::Object}}},
+        // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
+        {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
+        {"prompt", {{"sid", Kind::Int}, {"text", Kind::String}}},
+        {"input", {{"sid", Kind::Int}, {"line", Kind::String}}},
+        {"complete",
+         {{"sid", Kind::Int},
+          {"id", Kind::Int},
+          {"text", Kind::String},
+          {"line", Kind::String},
+          {"begidx", Kind::Int},
+          {"endidx", Kind::Int}}},
+        {"completions", {{"sid", Kind::Int}, {"id", Kind::Int}, {"matches", Kind::Array}}},
+        {"interrupt", {{"sid", Kind::Int}}},
+        // Hub -> agent, and client -> hub.
+        {"attach", {{"sid", Kind::Int}, {"cols", Kind::Int}}},
+        {"detach", {{"sid", Kind::Int}}},
+        // Client -> hub.
+        {"list", {{"id", Kind::Int}}},
+        {"subscribe", {}},
+        // Hub -> client.
+        {"listing", {{"id", Kind::Int}, {"processes", Kind::Array}, {"sessions", Kind::Array}}},
+        {"event", {{"kind", Kind::String}, {"data", Kind::Object}}},
+        {"attached", {{"sid", Kind::Int}, {"session", Kind::Object}}},
+        {"detached", {{"sid", Kind::Int}, {"reason", Kind::String}}},
+        {"error", {{"message", Kind::String}}},
+    };
+    return table;
+}
+
+bool kind_matches(const Json& value, Kind kind) {
+    switch (kind) {
+        case Kind::String:
+            return value.is_string();
+        case Kind::Int:
+            return value.is_number_integer();
+        case Kind::Bool:
+            return value.is_boolean();
+        case Kind::Object:
+            return value.is_object();
+        case Kind::Array:
+            return value.is_array();
+    }
+    return false;
+}
+
+void check(const Json& body) {
+    if (!body.is_object()) throw ProtocolError("message is not a JSON object");
+    const auto type_it = body.find("t");
+    if (type_it == body.end() || !type_it->is_string()) {
+        throw ProtocolError("message has no string field \"t\"");
+    }
+    const auto& type = type_it->get_ref<const std::string&>();
+    const auto schema_it = schemas().find(type);
+    if (schema_it == schemas().end()) throw ProtocolError("unknown message type \"" + type + "\"");
+    const auto& fields = schema_it->second;
+    for (const auto& field : fields) {
+        const auto it = body.find(field.name);
+        if (it == body.end()) {
+            if (field.required) {
+                throw ProtocolError(type + " message lacks field \"" + field.name + "\"");
+            }
+            continue;
+        }
+        if (!kind_matches(*it, field.kind)) {
+            throw ProtocolError(type + " message field \"" + field.name + "\" has the wrong type");
+        }
+        if (it->is_string()) {
+            const bool is_text = std::string_view(field.name) == "text";
+            const auto limit = is_text ? kMaxTextBytes : kMaxStringBytes;
+            if (it->get_ref<const std::string&>().size() > limit) {
+                throw ProtocolError(type + " message field \"" + field.name + "\" is too long");
+            }
+        }
+    }
+    for (const auto& [key, value] : body.items()) {
+        if (key == "t") continue;
+        const bool known = std::any_of(fields.begin(), fields.end(),
+                                       [&](const Field& f) { return key == f.name; });
+        if (!known) throw ProtocolError(type + " message has unexpected field \"" + key + "\"");
+    }
+}
+
+}  // namespace
+
+Message make(std::string_view type, Json fields) {
+    fields["t"] = std::string(type);
+    check(fields);
+    return Message{std::string(type), std::move(fields)};
+}
+
+Message decode(std::string_view payload) {
+    // Size is bounded by the frame; nesting is bounded here so that no peer can make anyone recurse
+    // deeply; invalid UTF-8 is rejected by the parser.
+    bool too_deep = false;
+    const Json::parser_callback_t depth_guard = [&too_deep](int depth, Json::parse_event_t, Json&) {
+        if (depth > kMaxDepth) too_deep = true;
+        return !too_deep;
+    };
+    Json body = Json::parse(payload.begin(), payload.end(), depth_guard,
+                            /*allow_exceptions=*/false);
+    if (too_deep) throw ProtocolError("message nests deeper than " + std::to_string(kMaxDepth));
+    if (body.is_discarded()) throw ProtocolError("message is not valid JSON");
+    check(body);
+    std::string type = body["t"].get<std::string>();
+    return Message{std::move(type), std::move(body)};
+}
+
+std::string encode(const Message& message) {
+    // Replace rather than throw on invalid UTF-8: program output may hold any bytes.
+    return message.body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace dpdb::wire
