@@ -21,6 +21,11 @@ constexpr int kTickMs = 200;
 constexpr auto kCompletionTimeout = std::chrono::seconds(3);
 
 std::atomic<bool> g_terminal_resized{false};
+std::atomic<bool> g_interrupted{false};
+
+void on_sigint(int) {
+    g_interrupted = true;
+}
 
 void on_sigwinch(int) {
     g_terminal_resized = true;
@@ -66,6 +71,23 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
         action.sa_handler = on_sigwinch;
         sigaction(SIGWINCH, &action, nullptr);
     }
+    if (options_.follow != Follow::Run) {
+        // dpdb run leaves Ctrl-C to the program it runs; a lone client handles it itself.
+        struct sigaction action {};
+        action.sa_handler = on_sigint;
+        sigaction(SIGINT, &action, nullptr);
+    }
+}
+
+void Console::check_interrupt() {
+    if (!g_interrupted.exchange(false)) return;
+    if (attached_ != 0) {
+        say("the debuggee is running a command; Ctrl-C at the prompt clears the line, "
+            "`detach` leaves");
+        return;
+    }
+    status_ = 130;
+    done_ = true;
 }
 
 Console::~Console() = default;
@@ -73,6 +95,9 @@ Console::~Console() = default;
 void Console::say(const std::string& text) {
     const std::string line = "[dpdb] " + text + "\n";
     if (editor_) {
+        // The label counts the waiting sessions, which may just have changed.
+        if (editor_->editing() && attached_ != 0)
+            editor_->set_prompt(prompt_label() + last_prompt_);
         editor_->print_above(line);
     } else {
         std::fputs(line.c_str(), stdout);
@@ -143,6 +168,12 @@ int Console::run() {
                 }
             }
             if (abandon_line_ || done_) continue;
+            if (!line && prompt_nested_ && !stdin_closed_) {
+                if (editor_) std::fputs("\n", stdout);
+                channel_.send(
+                    wire::make("input", {{"sid", attached_}, {"line", ""}, {"eof", true}}));
+                continue;
+            }
             if (!line) {
                 if (editor_) std::fputs("\n", stdout);
                 declined_.insert(attached_);
@@ -159,6 +190,7 @@ int Console::run() {
 }
 
 bool Console::pump(int timeout_ms) {
+    check_interrupt();
     try {
         auto message = channel_.receive(timeout_ms);
         while (message) {
@@ -185,7 +217,10 @@ std::optional<unsigned char> Console::next_byte() {
         }
         pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}};
         const int ready = ::poll(fds, 2, kTickMs);
-        if (ready < 0) continue;  // EINTR (SIGWINCH)
+        if (ready < 0) {  // EINTR: SIGWINCH or SIGINT
+            check_interrupt();
+            continue;
+        }
         if (fds[1].revents != 0 && !pump(0)) return std::nullopt;
         if (abandon_line_ || done_) return std::nullopt;
         if (fds[0].revents != 0) {
@@ -227,6 +262,7 @@ void Console::handle(const wire::Message& message) {
         if (message.num("sid") == attached_) {
             prompt_ = message.str("text");
             last_prompt_ = *prompt_;
+            prompt_nested_ = message.has("nested") && message["nested"].get<bool>();
         }
     } else if (type == "completions") {
         if (message.num("id") == completion_id_) completion_answer_ = message["matches"];

@@ -46,6 +46,7 @@ class Console {
     void attach_next_waiting();
     void user_line(const std::string& line);
     bool pump(int timeout_ms);
+    void check_interrupt();
     std::optional<unsigned char> next_byte();
     std::vector<std::string> complete(const std::string& text, const std::string& line, int begidx,
                                       int endidx);
@@ -65,6 +66,7 @@ class Console {
     std::int64_t attach_requested_ = 0;
     std::optional<std::string> prompt_;  // the attached session awaits a line after this prompt
     std::string last_prompt_;
+    bool prompt_nested_ = false;
     std::set<std::int64_t> declined_;  // sessions the user detached from: not attached by itself
     bool abandon_line_ = false;
     bool done_ = false;

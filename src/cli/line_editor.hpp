@@ -31,6 +31,8 @@ class LineEditor {
     std::optional<std::string> read_line(const std::string& prompt);
     // Prints a line above the prompt being edited, then redraws the prompt and what was typed.
     void print_above(const std::string& text);
+    // Changes the prompt of the line being edited (shown at the next redraw).
+    void set_prompt(const std::string& prompt) { prompt_ = prompt; }
     // Call after the terminal changed size.
     void resize();
     bool editing() const { return editing_; }

@@ -1,0 +1,60 @@
+"""dpdb: a debugger for Python programs that run as many processes.
+
+`breakpoint()` under `dpdb run` (or with PYTHONBREAKPOINT=dpdb.set_trace), `dpdb.set_trace()` and
+`dpdb.post_mortem()` open a pdb session that any dpdb client can attach to through the hub.
+"""
+
+import pdb
+import sys
+
+__all__ = ["set_trace", "post_mortem"]
+__version__ = "0.1.0"
+
+
+def _can_use_hub():
+    from dpdb import _process
+
+    if _process.ensure_link():
+        return True
+    if sys.stdin is not None and sys.stdin.isatty():
+        return False  # no hub, but a terminal: plain pdb serves
+    if not _process.hub_configured():
+        sys.stderr.write("dpdb: breakpoint skipped in pid %d: no hub (DPDB_HUB is not set) and "
+                         "no terminal\n" % __import__("os").getpid())
+        return None
+    return True  # no hub yet and no terminal: wait for it per DPDB_WAIT
+
+
+def set_trace(*, header=None):
+    """Pause the calling thread in a dpdb session (plain pdb when there is no hub but a terminal)."""
+    from dpdb._debugger import Debugger, stopped_debugging
+
+    if stopped_debugging():
+        return
+    frame = sys._getframe().f_back
+    use_hub = _can_use_hub()
+    if use_hub is None:
+        return
+    debugger = Debugger() if use_hub else pdb.Pdb()
+    if header is not None:
+        debugger.message(header)
+    debugger.set_trace(frame)
+
+
+def post_mortem(traceback=None):
+    """Open a post-mortem session on a traceback (default: the exception being handled)."""
+    from dpdb._debugger import Debugger, stopped_debugging
+
+    if traceback is None:
+        traceback = sys.exc_info()[2]
+    if traceback is None:
+        raise ValueError("post_mortem() needs a traceback outside an except block")
+    if stopped_debugging():
+        return
+    use_hub = _can_use_hub()
+    if use_hub is None:
+        return
+    if not use_hub:
+        pdb.post_mortem(traceback)
+        return
+    Debugger().post_mortem(traceback)

@@ -1,0 +1,88 @@
+"""Run at start-up of every Python process of a `dpdb run` (from the sitecustomize it writes):
+links the process to the hub and, with --post-mortem, catches uncaught exceptions."""
+
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import threading
+
+
+def start(sitecustomize_path):
+    _chain_sitecustomize(sitecustomize_path)
+    from dpdb import _process
+
+    if _process.hub_configured():
+        try:
+            _process.ensure_link(wait=0)  # connects in the background: start-up is not delayed
+        except Exception as error:  # a bad DPDB_HUB must not stop the program
+            sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
+            return
+    if os.environ.get("DPDB_POST_MORTEM"):
+        _install_post_mortem()
+
+
+def _chain_sitecustomize(path):
+    """Our sitecustomize shadows any other one on sys.path (Debian's, a venv's): run that too."""
+    here = os.path.dirname(os.path.abspath(path))
+    for entry in sys.path:
+        if os.path.abspath(entry or os.curdir) == here:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [entry])
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(module)
+            except Exception as error:
+                sys.stderr.write("dpdb: error in %s: %r\n" % (spec.origin, error))
+            return
+
+
+def _post_mortem(exc_type, exc_value, traceback):
+    if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
+        return
+    import dpdb
+
+    sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
+        exc_type.__name__, os.getpid()))
+    dpdb.post_mortem(traceback)
+
+
+def _install_post_mortem():
+    previous_excepthook = sys.excepthook
+
+    def excepthook(exc_type, exc_value, traceback):
+        previous_excepthook(exc_type, exc_value, traceback)
+        _post_mortem(exc_type, exc_value, traceback)
+
+    sys.excepthook = excepthook
+
+    previous_thread_hook = threading.excepthook
+
+    def thread_excepthook(args):
+        previous_thread_hook(args)
+        _post_mortem(args.exc_type, args.exc_value, args.exc_traceback)
+
+    threading.excepthook = thread_excepthook
+
+    # multiprocessing.Process catches everything its run() raises and only prints it.
+    from multiprocessing import process
+
+    original_bootstrap = process.BaseProcess._bootstrap
+
+    def bootstrap_with_post_mortem(self, *args, **kwargs):
+        run = self.run
+
+        def run_with_post_mortem():
+            try:
+                return run()
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException:
+                _post_mortem(*sys.exc_info())
+                raise
+
+        self.run = run_with_post_mortem
+        return original_bootstrap(self, *args, **kwargs)
+
+    process.BaseProcess._bootstrap = bootstrap_with_post_mortem

@@ -1,0 +1,206 @@
+"""A paused thread's console: the file-like stdin and stdout that pdb talks to, carried through
+the hub to whichever client is attached."""
+
+import json
+import os
+import sys
+import time
+
+from dpdb import _agent, _process
+
+_FLUSH_BYTES = 16 * 1024
+_FLUSH_SECONDS = 0.05
+
+
+class WaitPolicy:
+    """What a paused thread does while nobody is attached: DPDB_WAIT is `forever` (the default),
+    `N` or `continue:N` (continue after N seconds), or `exit:N` (exit the process after N)."""
+
+    def __init__(self, text):
+        action, _, seconds = (text or "forever").partition(":")
+        if not seconds and action.replace(".", "", 1).isdigit():
+            action, seconds = "continue", action
+        if action not in ("forever", "continue", "exit") or (action != "forever" and not seconds):
+            raise ValueError("DPDB_WAIT=%r is not forever, N, continue:N or exit:N" % text)
+        self.action = action
+        self.seconds = float(seconds) if seconds else None
+
+    @classmethod
+    def from_environment(cls):
+        try:
+            return cls(os.environ.get("DPDB_WAIT", "forever"))
+        except ValueError as error:
+            sys.stderr.write("dpdb: %s; waiting forever\n" % error)
+            return cls("forever")
+
+    def describe(self):
+        if self.action == "forever":
+            return "waits until a client attaches"
+        return "waits %gs for a client, then will %s" % (self.seconds, self.action)
+
+
+class SessionConsole:
+    """stdin and stdout for one Debugger. Output is buffered and sent while a client is attached;
+    before the first attach it is kept, so the client sees the stop as it happened."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self):
+        self.sid = None
+        self.attached = False
+        self.columns = 80
+        self.completer = lambda text, line, begidx, endidx: []
+        self.show_location = lambda: None
+        self.main_prompt = "(Pdb) "
+        self._pending = []
+        self._pending_size = 0
+        self._pending_since = None
+        self._policy = WaitPolicy.from_environment()
+
+    # --- session life ---------------------------------------------------------------------
+
+    def open(self, info):
+        if self.sid is None:
+            self.sid = _agent.open_session(json.dumps(info))
+            self.attached = False
+            self._announce_wait(info)
+        else:
+            _agent.update_session(self.sid, json.dumps(info))
+
+    def close(self, reason):
+        if self.sid is None:
+            return
+        if self._pending and not self._pending[-1].endswith("\n"):
+            self._pending.append("\n")  # the last words before resuming are whole lines
+        self.flush()
+        _agent.close_session(self.sid, reason)
+        self.sid = None
+        self.attached = False
+
+    def _announce_wait(self, info):
+        if _agent.connected():
+            return
+        sys.stderr.write("dpdb: pid %d paused at %s:%s; %s from the hub at %s\n" % (
+            os.getpid(), info.get("file"), info.get("line"), self._policy.describe(),
+            _process.hub_description()))
+        sys.stderr.flush()
+
+    # --- file protocol --------------------------------------------------------------------
+
+    def write(self, text):
+        if not text:
+            return 0
+        self._pending.append(text)
+        self._pending_size += len(text)
+        now = time.monotonic()
+        if self._pending_since is None:
+            self._pending_since = now
+        if self._pending_size > _FLUSH_BYTES or now - self._pending_since > _FLUSH_SECONDS:
+            self.flush()
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        # Only whole lines: an unfinished last line may be the prompt that readline() sends.
+        if not self._pending or not self.attached or self.sid is None:
+            return
+        text = "".join(self._pending)
+        complete, newline, partial = text.rpartition("\n")
+        if not newline:
+            return
+        self._pending = [partial] if partial else []
+        self._pending_size = len(partial)
+        self._pending_since = time.monotonic() if partial else None
+        _agent.send("output", self.sid, json.dumps({"text": complete + newline}))
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return True
+
+    def writable(self):
+        return True
+
+    def readline(self, size=-1):
+        # The unfinished last line written is the prompt: "(Pdb) ", "(com) ", "...   ", or
+        # whatever input() was given. Sending it as a prompt lets the client edit the line.
+        text = "".join(self._pending)
+        head, newline, prompt = text.rpartition("\n")
+        self._pending = [head + newline] if newline else []
+        self._pending_size = len(head) + len(newline)
+        return self._read_line(prompt)
+
+    # --- waiting for the client -----------------------------------------------------------
+
+    def _read_line(self, prompt):
+        nested = prompt != self.main_prompt
+        deadline = self._deadline()
+        while True:
+            if self.attached:
+                self.flush()
+                _agent.send("prompt", self.sid, json.dumps({"text": prompt, "nested": nested}))
+            event = self._next_event(deadline)
+            if event is None:  # nobody attached in time
+                return self._give_up(prompt)
+            kind, body = event
+            message = json.loads(body)
+            if kind == "attach":
+                self.attached = True
+                self.columns = max(20, int(message.get("cols", 80)))
+                if not self._pending:
+                    self.show_location()
+                deadline = None
+            elif kind in ("detach", "lost"):
+                self.attached = False
+                deadline = self._deadline()
+                continue
+            elif kind == "input":
+                if message.get("eof"):
+                    return ""
+                return message["line"] + "\n"
+            elif kind == "complete":
+                matches = self._complete(message)
+                _agent.send("completions", self.sid,
+                            json.dumps({"id": message["id"], "matches": matches}))
+                continue
+            else:
+                continue
+
+    def _deadline(self):
+        if self._policy.seconds is None:
+            return None
+        return time.monotonic() + self._policy.seconds
+
+    def _next_event(self, deadline):
+        while True:
+            if deadline is None:
+                event = _agent.wait(self.sid, None)
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                event = _agent.wait(self.sid, left)
+            if event is not None:
+                return event
+
+    def _give_up(self, prompt):
+        sys.stderr.write("dpdb: pid %d: no client attached within %gs (DPDB_WAIT); %s\n" % (
+            os.getpid(), self._policy.seconds,
+            "exiting" if self._policy.action == "exit" else "continuing"))
+        sys.stderr.flush()
+        if self._policy.action == "exit":
+            os._exit(1)
+        return "continue\n" if prompt == self.main_prompt else ""
+
+    def _complete(self, message):
+        try:
+            matches = self.completer(message["text"], message["line"],
+                                     message["begidx"], message["endidx"])
+        except Exception:  # a completer bug must never break the session
+            return []
+        return [m for m in matches or [] if isinstance(m, str)][:1000]

@@ -1,0 +1,166 @@
+"""The pdb.Pdb that dpdb drives: pdb's own commands, with its console carried by the hub."""
+
+import code
+import contextlib
+import os
+import pdb
+import pprint
+import sys
+import threading
+
+from dpdb._console import SessionConsole
+
+try:
+    from dpdb._engine import NativeEngineMixin
+
+    _BASES = (NativeEngineMixin, pdb.Pdb)
+except ImportError:  # without the native engine, bdb's own tracing does the work
+    _BASES = (pdb.Pdb,)
+
+# Set by `q`: this process is no longer debugged, and later breakpoints let it run on.
+_stopped_debugging = threading.Event()
+
+
+def stopped_debugging():
+    return _stopped_debugging.is_set()
+
+
+def _process_name():
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return ""
+    try:
+        return mp.current_process().name
+    except Exception:
+        return ""
+
+
+class Debugger(*_BASES):
+    """A pdb.Pdb whose stdin and stdout are a session console, one session per paused thread."""
+
+    def __init__(self, console=None, **kwargs):
+        self.console = console or SessionConsole()
+        super().__init__(stdin=self.console, stdout=self.console, nosigint=True, **kwargs)
+        self.use_rawinput = False
+        self.console.main_prompt = self.prompt
+        self.console.completer = self.completions
+        self.console.show_location = self._show_location
+        self._post_mortem = False
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def interaction(self, frame, traceback):
+        self.console.open(self._stop_info(frame, traceback))
+        super().interaction(frame, traceback)
+
+    def _stop_info(self, frame, traceback):
+        if frame is None and traceback is not None:
+            while traceback.tb_next is not None:
+                traceback = traceback.tb_next
+            frame, line = traceback.tb_frame, traceback.tb_lineno
+        else:
+            line = frame.f_lineno
+        thread = threading.current_thread()
+        return {
+            "tid": threading.get_ident(),
+            "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
+            "thread": thread.name,
+            "file": frame.f_code.co_filename,
+            "line": line,
+            "function": frame.f_code.co_name,
+            "process_name": _process_name(),
+            "reason": "post-mortem" if self._post_mortem else "breakpoint",
+        }
+
+    def _show_location(self):
+        if getattr(self, "stack", None) and 0 <= self.curindex < len(self.stack):
+            self.print_stack_entry(self.stack[self.curindex])
+
+    def set_continue(self):
+        super().set_continue()
+        self.console.close("continued")
+
+    def post_mortem(self, traceback):
+        self._post_mortem = True
+        self.reset()
+        try:
+            self.interaction(None, traceback)
+        finally:
+            self.console.close("post-mortem ended")
+
+    # --- commands that differ from pdb's, and why --------------------------------------------
+
+    def do_quit(self, arg):
+        """q(uit) | exit
+        Stop debugging this process: clear its breakpoints and let it run on.
+        Unlike pdb, dpdb never kills the program (it may be somebody's service);
+        later breakpoint() calls in this process are ignored.
+        """
+        _stopped_debugging.set()
+        self.clear_all_breaks()
+        self.message("dpdb: no longer debugging process %d; it runs on" % os.getpid())
+        super().set_continue()
+        self.console.close("quit: the process runs on without the debugger")
+        return 1
+
+    do_q = do_exit = do_quit
+
+    def do_EOF(self, arg):
+        # A client's end of input detaches (the client says so); EOF here comes only from a
+        # nested prompt that pdb itself does not handle, so behave like pdb's EOF: a new line.
+        self.message("")
+        self.lastcmd = ""
+
+    def help_detach(self):
+        self.message("detach\n"
+                     "Leave this session paused and listed; any client may attach again later\n"
+                     "(`dpdb attach N`). Ctrl-D at the prompt does the same.\n"
+                     "Handled by the dpdb client, with `sessions` (list the paused sessions) and\n"
+                     "`switch N` (go to another paused session).")
+
+    help_sessions = help_switch = help_detach
+
+    def do_interact(self, arg):
+        # pdb's interact reads and writes the process's own stdio, which belong to the program,
+        # not to the debugging user.
+        with self._console_as_stdio():
+            super().do_interact(arg)
+
+    def do_pp(self, arg):
+        """pp expression
+        Pretty-print the value of the expression, as wide as the client's terminal.
+        """
+        try:
+            value = self._getval(arg)
+        except Exception:
+            return
+        self.message(pprint.pformat(value, width=self.console.columns))
+
+    complete_pp = getattr(pdb.Pdb, "complete_pp", None) or pdb.Pdb.completedefault
+
+    @contextlib.contextmanager
+    def _console_as_stdio(self):
+        saved = sys.stdin, sys.stdout, sys.stderr
+        sys.stdin = sys.stdout = sys.stderr = self.console
+        try:
+            yield
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+
+    # --- completion, answered for the client's line editor ------------------------------------
+
+    def completions(self, text, line, begidx, endidx):
+        """cmd.Cmd.complete without readline: the client sends the line and the word bounds."""
+        stripped = len(line) - len(line.lstrip())
+        begidx -= stripped
+        endidx -= stripped
+        line = line.lstrip()
+        if begidx > 0:
+            command, _, _ = self.parseline(line)
+            if command == "":
+                complete = self.completedefault
+            else:
+                complete = getattr(self, "complete_" + command, self.completedefault)
+        else:
+            complete = self.completenames
+        return list(complete(text, line, begidx, endidx) or [])

@@ -1,0 +1,85 @@
+"""Who this process is, and its link to the hub."""
+
+import json
+import os
+import socket
+import sys
+import threading
+
+from dpdb import _agent
+
+# Environment variables whose values identify a process of a distributed job.
+_TAG_VARIABLES = (
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "GROUP_RANK",
+    "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
+)
+
+# How long a process waits for its first connection before it says the hub is unreachable.
+_CONNECT_WAIT = 2.0
+
+
+def _argv():
+    orig = getattr(sys, "orig_argv", None)  # 3.10+
+    if orig:
+        return list(orig)
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return [sys.executable] + list(sys.argv)
+
+
+def tags():
+    found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
+    for item in os.environ.get("DPDB_TAGS", "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            found[key.strip()] = value.strip()
+    return found
+
+
+def describe():
+    return {
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "host": socket.gethostname(),
+        "argv": _argv(),
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "cwd": os.getcwd(),
+        "tags": tags(),
+        "run": os.environ.get("DPDB_RUN_ID", ""),
+    }
+
+
+def hub_configured():
+    return bool(os.environ.get("DPDB_HUB"))
+
+
+def hub_description():
+    return os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
+
+
+_start_lock = threading.Lock()
+
+
+def ensure_link(wait=_CONNECT_WAIT):
+    """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
+    if not hub_configured():
+        return False
+    with _start_lock:
+        if not _agent.started():
+            secret = os.environ.get("DPDB_TOKEN", "")
+            if not secret and os.environ.get("DPDB_TOKEN_FILE"):
+                with open(os.environ["DPDB_TOKEN_FILE"]) as f:
+                    secret = f.read().strip()
+            return _agent.start(os.environ["DPDB_HUB"], secret, json.dumps(describe()), wait)
+    return _agent.wait_connected(wait)
+
+
+def _after_fork_in_child():
+    if _agent.started():
+        _agent.after_fork_in_child(json.dumps(describe()))
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

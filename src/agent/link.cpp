@@ -1,0 +1,248 @@
+#include "agent/link.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+namespace dpdb::agent {
+namespace {
+
+constexpr auto kReceiveTick = std::chrono::milliseconds(500);
+constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
+constexpr auto kMaxBackoff = std::chrono::seconds(2);
+
+wire::Json parse_object(const std::string& json) {
+    auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (!value.is_object()) throw std::invalid_argument("expected a JSON object");
+    return value;
+}
+
+}  // namespace
+
+Link& Link::instance() {
+    // Never destroyed: the I/O thread may outlive interpreter finalisation, and a process that
+    // exits simply drops the connection, which the hub notices.
+    static Link* link = new Link();
+    return *link;
+}
+
+Link::Link() {
+    pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                   [] { instance().mutex_.unlock(); });
+}
+
+bool Link::start(const std::string& address, const std::string& secret,
+                 const std::string& proc_json, std::chrono::milliseconds connect_wait) {
+    auto parsed = HubAddress::parse(address);
+    parse_object(proc_json);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!started_) {
+        address_ = std::move(parsed);
+        secret_ = secret;
+        proc_json_ = proc_json;
+        started_ = true;
+        start_thread_locked();
+    }
+    lock.unlock();
+    return wait_connected(connect_wait);
+}
+
+bool Link::wait_connected(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, limit, [this] { return connected_; });
+}
+
+bool Link::connected() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return connected_;
+}
+
+bool Link::started() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return started_;
+}
+
+void Link::start_thread_locked() {
+    std::thread(&Link::run_io, this, generation_).detach();
+}
+
+void Link::update_process(const std::string& proc_json) {
+    auto proc = parse_object(proc_json);
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        proc_json_ = proc_json;
+        if (connected_) channel = channel_;
+    }
+    if (channel) channel->send(wire::make("proc_update", {{"proc", std::move(proc)}}));
+}
+
+std::int64_t Link::open_session(const std::string& info_json) {
+    auto info = parse_object(info_json);
+    std::shared_ptr<wire::Channel> channel;
+    std::int64_t sid = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        sid = next_sid_++;
+        sessions_[sid].info_json = info_json;
+        if (connected_) channel = channel_;
+    }
+    if (channel)
+        channel->send(wire::make("session_open", {{"sid", sid}, {"info", std::move(info)}}));
+    return sid;
+}
+
+void Link::update_session(std::int64_t sid, const std::string& info_json) {
+    auto info = parse_object(info_json);
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = sessions_.find(sid);
+        if (it == sessions_.end()) return;
+        it->second.info_json = info_json;
+        if (connected_) channel = channel_;
+    }
+    if (channel)
+        channel->send(wire::make("session_update", {{"sid", sid}, {"info", std::move(info)}}));
+}
+
+void Link::close_session(std::int64_t sid, const std::string& reason) {
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (sessions_.erase(sid) == 0) return;
+        if (connected_) channel = channel_;
+    }
+    if (channel) channel->send(wire::make("session_close", {{"sid", sid}, {"reason", reason}}));
+}
+
+void Link::send(const std::string& type, std::int64_t sid, const std::string& fields_json) {
+    auto fields = parse_object(fields_json);
+    fields["sid"] = sid;
+    auto message = wire::make(type, std::move(fields));  // validates before anything is sent
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!connected_ || sessions_.count(sid) == 0) return;
+        channel = channel_;
+    }
+    channel->send(message);
+}
+
+std::optional<Event> Link::wait(std::int64_t sid,
+                                std::optional<std::chrono::milliseconds> timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto ready = [&] {
+        const auto it = sessions_.find(sid);
+        return it == sessions_.end() || !it->second.inbox.empty();
+    };
+    if (timeout) {
+        changed_.wait_for(lock, *timeout, ready);
+    } else {
+        changed_.wait(lock, ready);
+    }
+    const auto it = sessions_.find(sid);
+    if (it == sessions_.end() || it->second.inbox.empty()) return std::nullopt;
+    Event event = std::move(it->second.inbox.front());
+    it->second.inbox.pop_front();
+    return event;
+}
+
+void Link::after_fork_in_child(const std::string& proc_json) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (channel_) {
+        channel_->abandon_after_fork();
+        // Deliberately leaked: its write lock may have been held by a thread that does not exist
+        // in this child, so it must never be locked or destroyed here.
+        new std::shared_ptr<wire::Channel>(std::move(channel_));
+    }
+    sessions_.clear();
+    connected_ = false;
+    proc_json_ = proc_json;
+    ++generation_;
+    if (started_) start_thread_locked();
+}
+
+bool Link::connect_once() {
+    std::string secret;
+    wire::Json proc;
+    HubAddress address;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        secret = secret_;
+        proc = wire::Json::parse(proc_json_);
+        address = address_;
+    }
+    auto channel = std::make_shared<wire::Channel>();
+    try {
+        wire::Channel::connect(*channel, address, secret, "agent", proc);
+    } catch (const std::exception&) {
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    channel_ = channel;
+    connected_ = true;
+    // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every
+    // session that is waiting.
+    for (const auto& [sid, state] : sessions_) {
+        channel->send(wire::make("session_open",
+                                 {{"sid", sid}, {"info", wire::Json::parse(state.info_json)}}));
+    }
+    changed_.notify_all();
+    return true;
+}
+
+void Link::run_io(std::uint64_t generation) {
+    auto current = [&] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return generation_ == generation;
+    };
+    auto backoff = std::chrono::milliseconds(kFirstBackoff);
+    while (current()) {
+        if (!connect_once()) {
+            std::this_thread::sleep_for(backoff);
+            backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
+            continue;
+        }
+        backoff = kFirstBackoff;
+        std::shared_ptr<wire::Channel> channel;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            channel = channel_;
+        }
+        try {
+            for (;;) {
+                auto message = channel->receive(kReceiveTick.count());
+                if (!current()) return;
+                if (message) dispatch(*message);
+            }
+        } catch (const std::exception&) {
+            // The hub went away or spoke nonsense: drop the connection and dial again.
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (generation_ != generation) return;
+        channel_->close();
+        connected_ = false;
+        for (auto& [sid, state] : sessions_) state.inbox.push_back(Event{"lost", "{}"});
+        changed_.notify_all();
+    }
+}
+
+void Link::dispatch(const wire::Message& message) {
+    const auto& type = message.type;
+    if (type != "attach" && type != "detach" && type != "input" && type != "complete" &&
+        type != "interrupt") {
+        return;  // nothing else is addressed to an agent; ignore rather than fail
+    }
+    deliver(message.num("sid"), Event{type, wire::encode(message)});
+}
+
+void Link::deliver(std::int64_t sid, Event event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = sessions_.find(sid);
+    if (it == sessions_.end()) return;
+    it->second.inbox.push_back(std::move(event));
+    changed_.notify_all();
+}
+
+}  // namespace dpdb::agent

@@ -1,0 +1,85 @@
+// The agent's link to the hub: one connection per process, owned by an I/O thread that reads
+// the hub's messages and files them into per-session inboxes, and that reconnects (re-registering
+// the process and re-opening its sessions) whenever the hub goes away and comes back.
+//
+// Python threads only enqueue and wait; none of this code calls into Python, so the I/O thread
+// never needs the GIL and a paused thread waits with the GIL released.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/address.hpp"
+#include "wire/channel.hpp"
+
+namespace dpdb::agent {
+
+struct Event {
+    std::string type;  // attach, detach, input, complete, interrupt, or lost (the hub went away)
+    std::string body;  // the message as JSON
+};
+
+class Link {
+  public:
+    static Link& instance();
+
+    // Remembers where the hub is and who this process is, and starts the I/O thread, which
+    // connects at once and again after every loss. Waits up to connect_wait for the first
+    // connection; returns whether the link is connected.
+    bool start(const std::string& address, const std::string& secret, const std::string& proc_json,
+               std::chrono::milliseconds connect_wait);
+    bool connected() const;
+    bool wait_connected(std::chrono::milliseconds limit);
+    bool started() const;
+    void update_process(const std::string& proc_json);
+
+    std::int64_t open_session(const std::string& info_json);
+    void update_session(std::int64_t sid, const std::string& info_json);
+    void close_session(std::int64_t sid, const std::string& reason);
+    // Console traffic for the attached client; dropped while no hub is connected, since a client
+    // that attaches later is shown the location and prompt afresh.
+    void send(const std::string& type, std::int64_t sid, const std::string& fields_json);
+
+    // The next event for this session, waiting at most `timeout` (forever if nullopt).
+    std::optional<Event> wait(std::int64_t sid, std::optional<std::chrono::milliseconds> timeout);
+
+    // In the child after fork(): the parent's connection, thread and sessions are not ours.
+    void after_fork_in_child(const std::string& proc_json);
+
+  private:
+    struct SessionState {
+        std::string info_json;
+        std::deque<Event> inbox;
+    };
+
+    Link();
+    void run_io(std::uint64_t generation);
+    bool connect_once();
+    void dispatch(const wire::Message& message);
+    void deliver(std::int64_t sid, Event event);
+    void start_thread_locked();
+
+    // Guards everything below; the I/O thread and every Python thread use it, and a fork handler
+    // holds it across fork() so that the child never inherits it locked.
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::shared_ptr<wire::Channel> channel_;
+    bool connected_ = false;
+    bool started_ = false;
+    std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void
+    HubAddress address_;
+    std::string secret_;
+    std::string proc_json_;
+    std::map<std::int64_t, SessionState> sessions_;
+    std::int64_t next_sid_ = 1;
+};
+
+}  // namespace dpdb::agent
