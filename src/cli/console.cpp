@@ -273,13 +273,18 @@ void Console::handle(const wire::Message& message) {
         prompt_.reset();
         abandon_line_ = true;
         const auto reason = message.str("reason");
-        if (reason == "detached") {
+        if (reason == "detached" && switch_to_ != 0) {
+            say("session " + std::to_string(sid) + " stays paused");
+        } else if (reason == "detached") {
             say("detached from session " + std::to_string(sid) +
                 "; it stays paused (`dpdb attach " + std::to_string(sid) + "` to come back)");
         } else {
             say("session " + std::to_string(sid) + " " + reason);
         }
-        if (options_.follow != Follow::Run) {
+        if (switch_to_ != 0) {
+            attach(switch_to_);
+            switch_to_ = 0;
+        } else if (options_.follow != Follow::Run) {
             done_ = true;
         } else if (interactive_) {
             attach_next_waiting();
@@ -379,10 +384,8 @@ void Console::user_line(const std::string& line) {
             return;
         }
         declined_.erase(sid);
-        const auto from = attached_;
-        channel_.send(wire::make("detach", {{"sid", from}}));
-        declined_.insert(from);
-        attach(sid);
+        switch_to_ = sid;
+        channel_.send(wire::make("detach", {{"sid", attached_}}));
         return;
     }
     channel_.send(wire::make("input", {{"sid", attached_}, {"line", line}}));

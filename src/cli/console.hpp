@@ -64,6 +64,7 @@ class Console {
     std::deque<std::int64_t> waiting_;             // paused, unattached, in order of arrival
     std::int64_t attached_ = 0;
     std::int64_t attach_requested_ = 0;
+    std::int64_t switch_to_ = 0;         // `switch N`: attach to N once the hub confirms the detach
     std::optional<std::string> prompt_;  // the attached session awaits a line after this prompt
     std::string last_prompt_;
     bool prompt_nested_ = false;

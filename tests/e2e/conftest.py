@@ -1,0 +1,84 @@
+"""End-to-end fixtures: the real `dpdb` executable, driven in a pseudo-terminal by pexpect, on
+real Python programs, each test with its own private runtime directory."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pexpect
+import pytest
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
+PROMPT = r"\(Pdb\) "
+TIMEOUT = 30
+
+
+def dpdb_executable():
+    beside = os.path.join(os.path.dirname(sys.executable), "dpdb")
+    found = beside if os.access(beside, os.X_OK) else shutil.which("dpdb")
+    if not found:
+        pytest.exit("the dpdb executable is not installed beside %s" % sys.executable, 2)
+    return found
+
+
+DPDB = dpdb_executable()
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+class Session:
+    """Environment and helpers for one test: its own runtime directory, HOME and hub."""
+
+    def __init__(self, root):
+        self.root = root
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("DPDB_")}
+        self.env.pop("PYTHONBREAKPOINT", None)
+        self.env.update({
+            "XDG_RUNTIME_DIR": os.path.join(root, "run"),
+            "HOME": os.path.join(root, "home"),
+            "TERM": "xterm",
+            "PYTHONUNBUFFERED": "1",
+            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        })
+        os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
+        os.makedirs(self.env["HOME"])
+        self.children = []
+
+    def spawn(self, *args, env=None, cwd=None, timeout=TIMEOUT):
+        """The dpdb client (or any command) in a pseudo-terminal."""
+        command = list(args)
+        if command[0] == "dpdb":
+            command[0] = DPDB
+        child = pexpect.spawn(command[0], command[1:], env=dict(self.env, **(env or {})),
+                              cwd=cwd or self.root, encoding="utf-8", timeout=timeout,
+                              dimensions=(50, 200), codec_errors="replace")
+        self.children.append(child)
+        return child
+
+    def run(self, *args, env=None, timeout=TIMEOUT, **kwargs):
+        """A command without a terminal; returns the CompletedProcess."""
+        command = list(args)
+        if command[0] == "dpdb":
+            command[0] = DPDB
+        return subprocess.run(command, env=dict(self.env, **(env or {})), cwd=self.root,
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, **kwargs)
+
+    def close(self):
+        for child in self.children:
+            if child.isalive():
+                child.terminate(force=True)
+
+
+@pytest.fixture
+def dpdb():
+    # Unix socket paths are short (108 bytes): keep the runtime directory near the root.
+    root = tempfile.mkdtemp(prefix="dpdb-t")
+    session = Session(root)
+    yield session
+    session.close()
+    shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,38 @@
+"""dpdb run: a prompt from any process of the job, in the user's own terminal."""
+
+import re
+
+import pexpect
+
+from conftest import PROMPT, program
+
+
+def test_spawn_pool_workers_queue_and_switch(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("spawn_pool.py"))
+    child.expect(r"attached to session (\d+): pid (\d+) SpawnPoolWorker")
+    first = int(child.match.group(1))
+    child.expect(r"-> return y \+ 1")
+    child.expect(PROMPT)
+    # The second worker stops too: it waits, and the user is told.
+    child.expect(r"session (\d+) paused: pid \d+ SpawnPoolWorker")
+    second = int(child.match.group(1))
+    child.sendline("sessions")
+    child.expect(r"SESSION\s+PID")
+    child.expect(PROMPT)
+    child.sendline("switch %d" % second)
+    child.expect(r"attached to session %d" % second)
+    child.expect(PROMPT)
+    child.sendline("p x, y")
+    child.expect(r"\((1|2), (2|4)\)")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect(r"session %d continued" % second)
+    # Back to the first one, which still waits where it stopped.
+    child.expect(r"attached to session %d" % first)
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect(r"results \[3, 5\]")
+    child.expect("main done")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
