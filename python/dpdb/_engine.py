@@ -1,0 +1,293 @@
+"""The breakpoint engine's Python face.
+
+``NativeEngineMixin`` sits before ``pdb.Pdb`` in the MRO::
+
+    class Debugger(NativeEngineMixin, pdb.Pdb): ...
+
+With the native strategy it replaces bdb's ``sys.settrace`` dispatch by the C++ engine in
+``dpdb._engine_native``: the engine receives the interpreter's events (sys.monitoring on 3.12+, a C
+trace function on 3.9-3.11), decides in C++ whether bdb could act on one (a line holding a
+breakpoint, a step/next/return/until target, an exception in a stepped frame), and only then calls
+``self.trace_dispatch`` exactly as CPython's trampoline would. Everything bdb and pdb decide —
+``stop_here``, ``break_here``, conditions, ignore counts, temporary breakpoints, ``commands``,
+``display``, ``retval`` — is still decided by their own code.
+
+Strategies, chosen by the environment variable ``DPDB_ENGINE``:
+
+``native``
+    the C++ engine (the default when it imports and supports this interpreter);
+``bdb``
+    bdb's own ``sys.settrace`` tracing: the mixin changes nothing.
+"""
+
+import bdb
+import os
+import sys
+import threading
+
+__all__ = [
+    "NativeEngineMixin",
+    "engine_available",
+    "engine_backend",
+    "engine_strategy",
+    "resolve_breakpoint_file",
+    "resolve_breakpoint_arg",
+]
+
+STRATEGIES = ("native", "bdb")
+
+try:
+    from dpdb import _engine_native as _native
+except ImportError as exc:  # built without the extension, or for another interpreter
+    _native = None
+    _import_error = exc
+else:
+    _import_error = None
+
+_init_lock = threading.Lock()
+_initialised = False
+
+
+def engine_available():
+    """True when the C++ engine imports and supports this interpreter."""
+    return _native is not None and (3, 9) <= sys.version_info[:2] <= (3, 13)
+
+
+def engine_backend():
+    """'monitoring' (3.12+), 'tracer' (3.9-3.11), or None without the native engine."""
+    return _native.backend() if engine_available() else None
+
+
+def engine_strategy():
+    """The strategy in force: DPDB_ENGINE if set, else 'native' when available, else 'bdb'."""
+    wanted = os.environ.get("DPDB_ENGINE", "").strip().lower()
+    if wanted and wanted not in STRATEGIES:
+        raise ValueError(
+            "DPDB_ENGINE=%r: expected one of %s" % (wanted, ", ".join(STRATEGIES)))
+    if wanted == "native" and not engine_available():
+        raise RuntimeError("DPDB_ENGINE=native but the native engine is unavailable: %s"
+                           % (_import_error or "unsupported interpreter"))
+    if wanted:
+        return wanted
+    return "native" if engine_available() else "bdb"
+
+
+def _canonic(filename):
+    # bdb.Bdb.canonic without an instance: the engine resolves co_filename once per file.
+    if filename == "<" + filename[1:-1] + ">":
+        return filename
+    return os.path.normcase(os.path.abspath(filename))
+
+
+class _WatchedBplist(dict):
+    """bdb.Breakpoint.bplist that tells the engine when a (file, line) appears or vanishes, so that
+    breakpoints made by any Bdb instance, in any thread, take effect at once."""
+
+    def __setitem__(self, key, value):
+        fresh = key not in self
+        super().__setitem__(key, value)
+        if fresh:
+            _native.refresh()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        _native.refresh()
+
+    def pop(self, *args):
+        value = super().pop(*args)
+        _native.refresh()
+        return value
+
+    def popitem(self):
+        item = super().popitem()
+        _native.refresh()
+        return item
+
+    def clear(self):
+        super().clear()
+        _native.refresh()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        _native.refresh()
+
+    def setdefault(self, key, default=None):
+        fresh = key not in self
+        value = super().setdefault(key, default)
+        if fresh:
+            _native.refresh()
+        return value
+
+
+def _watch_bplist():
+    # Breakpoint.clearBreakpoints() rebinds bplist to a plain dict; wrap whatever is there now.
+    if type(bdb.Breakpoint.bplist) is not _WatchedBplist:
+        bdb.Breakpoint.bplist = _WatchedBplist(bdb.Breakpoint.bplist)
+
+
+def _ensure_initialised():
+    global _initialised
+    with _init_lock:
+        if not _initialised:
+            _native.init(_canonic)
+            _initialised = True
+        _watch_bplist()
+
+
+def _loaded_files():
+    seen = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path not in seen:
+            seen.add(path)
+            yield path
+    main = getattr(sys.modules.get("__main__"), "__file__", None) or (sys.argv[0] if sys.argv else None)
+    if main and main not in seen:
+        yield main
+
+
+def resolve_breakpoint_file(spec):
+    """Find the loaded source file whose path ends with ``spec`` ('work.py', 'pkg/work.py').
+
+    Matches whole path components against modules in sys.modules and the main script. Returns the
+    canonic path, or None when nothing matches. Raises ValueError if several files match, naming
+    them, so that the user can add a directory to the spec.
+    """
+    if not spec:
+        return None
+    if os.path.isabs(spec) and os.path.exists(spec):
+        return _canonic(spec)
+    suffix = os.path.normcase(os.path.normpath(spec))
+    if not os.path.splitext(suffix)[1]:
+        suffix += ".py"
+    parts = suffix.split(os.sep)
+    matches = set()
+    for path in _loaded_files():
+        canonic = _canonic(path)
+        if canonic.endswith((".pyc", ".pyo")):
+            canonic = canonic[:-1]
+        if canonic.split(os.sep)[-len(parts):] == parts and os.path.exists(canonic):
+            matches.add(canonic)
+    if len(matches) > 1:
+        raise ValueError("%s matches several files: %s" % (spec, ", ".join(sorted(matches))))
+    return matches.pop() if matches else None
+
+
+def resolve_breakpoint_arg(arg):
+    """Rewrite a pdb ``break`` argument 'suffix:line[, cond]' to use the file it resolves to.
+
+    Arguments that are not file:line (function names, bare line numbers) or whose file does not
+    resolve come back unchanged, for pdb to judge.
+    """
+    head, comma, cond = arg.partition(",")
+    filename, colon, line = head.rpartition(":")
+    if not colon or not filename.strip() or not line.strip().isdigit():
+        return arg
+    resolved = resolve_breakpoint_file(filename.strip())
+    if resolved is None:
+        return arg
+    return "%s:%s%s%s" % (resolved, line.strip(), comma, cond)
+
+
+class NativeEngineMixin:
+    """Drives a bdb.Bdb / pdb.Pdb subclass from the C++ engine. Place it first in the bases.
+
+    Under the 'native' strategy, set_trace() arms the engine for the calling thread instead of
+    sys.settrace(); the stepping commands reach the engine through bdb's own _set_stopinfo, and
+    breakpoint changes through bdb.Breakpoint.bplist. Under 'bdb' every method defers to bdb.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._dpdb_native = engine_strategy() == "native"
+        if self._dpdb_native:
+            _ensure_initialised()
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def set_trace(self, frame=None, *args, **kwargs):
+        if frame is None:
+            frame = sys._getframe().f_back
+        if not self._dpdb_native:
+            return super().set_trace(frame, *args, **kwargs)
+        # bdb's own set_trace prepares the stack (f_trace, botframe, stepping state) and ends
+        # with sys.settrace(); the engine takes over from there.
+        super().set_trace(frame, *args, **kwargs)
+        sys.settrace(None)
+        _watch_bplist()
+        _native.attach(self)
+
+    def set_continue(self):
+        super().set_continue()
+        if self._dpdb_native:
+            _native.update(self)
+
+    def set_quit(self):
+        super().set_quit()
+        if self._dpdb_native:
+            _native.update(self)
+
+    def _set_stopinfo(self, *args, **kwargs):
+        super()._set_stopinfo(*args, **kwargs)
+        if getattr(self, "_dpdb_native", False):
+            _native.update(self)
+
+    # -- breakpoints ----------------------------------------------------------------------
+
+    def lookupmodule(self, filename):
+        # pdb first, so that whatever stock pdb resolves stays the same; then path suffixes.
+        found = super().lookupmodule(filename)
+        if found is None:
+            try:
+                found = resolve_breakpoint_file(filename)
+            except ValueError as exc:
+                self.error(str(exc))
+                return None
+        return found
+
+    def _dpdb_breaks_changed(self):
+        if self._dpdb_native:
+            _watch_bplist()
+            _native.refresh()
+
+    def set_break(self, *args, **kwargs):
+        result = super().set_break(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    def clear_break(self, *args, **kwargs):
+        result = super().clear_break(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    def clear_bpbynumber(self, *args, **kwargs):
+        result = super().clear_bpbynumber(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    def clear_all_file_breaks(self, *args, **kwargs):
+        result = super().clear_all_file_breaks(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    def clear_all_breaks(self, *args, **kwargs):
+        result = super().clear_all_breaks(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    # -- threads --------------------------------------------------------------------------
+
+    def _dpdb_debugger_for_thread(self, frame):
+        """The debugger that handles a breakpoint hit in a thread that has none.
+
+        The default shares this instance (what threading.settrace(pdb.trace_dispatch) would do).
+        A multi-session debugger overrides this to return a fresh instance per thread; the
+        engine then serves that thread from the returned instance, which should be in
+        "continue" state (e.g. ``dbg.reset(); dbg.botframe = ...; dbg.set_continue()``).
+        """
+        return self
+
+    def engine_detach(self):
+        """Stop serving this debugger from the engine (e.g. when its session ends)."""
+        if self._dpdb_native:
+            _native.detach(self)

@@ -1,0 +1,104 @@
+// The breakpoint engine: a filter in front of bdb.Bdb.trace_dispatch. It receives the events that
+// sys.settrace would deliver, decides in C++ whether bdb could act on one, and only then calls the
+// debugger, with the same arguments and the same f_trace bookkeeping as CPython's trampoline.
+#pragma once
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dpdb::engine {
+
+enum class Event { kCall, kLine, kReturn, kException, kOpcode };
+
+// Mirror of one debugger's stepping state (bdb's stopframe/returnframe/stoplineno/...), pushed by
+// the Python mixin whenever bdb changes it, so that events can be answered without Python.
+struct Session {
+    PyObject* debugger = nullptr;     // strong
+    PyObject* dispatch = nullptr;     // strong: debugger.trace_dispatch
+    PyObject* stopframe = nullptr;    // strong or null (null = step into anything)
+    PyObject* returnframe = nullptr;  // strong or null
+    PyObject* stopcode = nullptr;     // strong: stopframe's code
+    PyObject* returncode = nullptr;   // strong: returnframe's code
+    long stoplineno = 0;
+    bool botframe_none = true;
+    bool quitting = false;
+    bool opcodes = false;
+    bool stop_in_generator = false;
+    // Frames whose f_trace_opcodes bdb set (3.13 set_trace steps by instruction).
+    std::vector<PyObject*> opcode_codes;  // strong
+
+    bool stepping() const { return !quitting && stopframe == nullptr; }
+    bool continuing() const {
+        return quitting || (stopframe != nullptr && stoplineno == -1 && returnframe == nullptr &&
+                            !stop_in_generator && !botframe_none && !opcodes);
+    }
+};
+
+// What the engine knows about one code object, valid for one breakpoint generation.
+struct CodeInfo {
+    std::uint64_t generation = 0;
+    bool in_bp_file = false;
+    // A breakpoint on co_firstlineno (pdb's "break function") makes bdb test every line.
+    bool all_lines = false;
+    const std::vector<int>* lines = nullptr;
+
+    bool is_bp_line(int line) const;
+};
+
+struct State {
+    bool initialised = false;
+    Py_ssize_t extra_index = -1;
+    std::uint64_t generation = 1;
+    std::uint64_t session_epoch = 1;
+    // canonic filename -> sorted breakpoint lines, from bdb.Breakpoint.bplist.
+    std::unordered_map<std::string, std::vector<int>> breaks;
+    std::unordered_map<unsigned long, Session*> by_thread;
+    std::unordered_map<PyObject*, Session*> by_debugger;
+    Session* fallback = nullptr;           // serves threads that have no session of their own
+    PyObject* canonic = nullptr;           // callable: raw co_filename -> canonic filename
+    PyObject* canonic_cache = nullptr;     // dict
+    PyObject* breakpoint_class = nullptr;  // bdb.Breakpoint
+    PyObject* event_names[5] = {};
+    // Derived from the sessions after every change.
+    bool armed = false;
+    bool any_stepping = false;
+    bool any_nontrivial = false;
+    bool any_generator_stop = false;
+    bool any_opcodes = false;
+    // Some session needs every call event: it steps, or bdb has not seen its first call yet.
+    bool any_calls = false;
+    // Code objects whose frames a session steps through (stopframe/returnframe code), borrowed
+    // from the sessions.
+    std::vector<PyObject*> step_codes;
+    std::uint64_t forwarded = 0;
+};
+
+State& state();
+
+int engine_init(PyObject* canonic);
+int engine_refresh();
+int engine_attach(PyObject* debugger);
+int engine_update(PyObject* debugger);
+int engine_detach(PyObject* debugger);
+bool is_step_code(PyObject* code);
+
+// Session of the calling thread, or null.
+Session* current_session();
+CodeInfo* code_info(PyObject* code);
+// The per-event decision; `line` is the line for kLine/kOpcode. Returns -1 with an exception set.
+int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line);
+
+// Backends: exactly one is compiled for a given interpreter.
+const char* backend_name();
+int backend_init();
+// Called after any change of breakpoints or stepping state.
+int backend_reconfigure();
+// Called from a thread that has just been given a session.
+int backend_thread_attached();
+
+}  // namespace dpdb::engine

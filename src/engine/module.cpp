@@ -1,0 +1,44 @@
+// dpdb._engine_native: the Python face of the C++ breakpoint engine. python/dpdb/_engine.py owns
+// the policy (strategy switch, the Pdb mixin); this module only moves state in and events out.
+#include <nanobind/nanobind.h>
+
+#include "engine/engine.hpp"
+
+namespace nb = nanobind;
+using namespace dpdb::engine;
+
+namespace {
+
+void check(int rc) {
+    if (rc < 0) throw nb::python_error();
+}
+
+}  // namespace
+
+NB_MODULE(_engine_native, m) {
+    m.def("backend", []() { return std::string(backend_name()); });
+    m.def(
+        "init", [](nb::handle canonic) { check(engine_init(canonic.ptr())); },
+        "Set up the engine once per process; `canonic` maps co_filename to bdb's canonic form.");
+    m.def(
+        "attach", [](nb::handle dbg) { check(engine_attach(dbg.ptr())); },
+        "Bind the calling thread to `dbg` and arm the engine for it.");
+    m.def(
+        "update", [](nb::handle dbg) { check(engine_update(dbg.ptr())); },
+        "Re-read the stepping state of `dbg` after bdb changed it.");
+    m.def(
+        "detach", [](nb::handle dbg) { check(engine_detach(dbg.ptr())); },
+        "Forget `dbg`; with no debugger left the engine traces nothing.");
+    m.def(
+        "refresh", []() { check(engine_refresh()); },
+        "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
+    m.def("stats", []() {
+        State& st = state();
+        nb::dict d;
+        d["armed"] = st.armed;
+        d["forwarded"] = st.forwarded;
+        d["sessions"] = st.by_debugger.size();
+        d["files"] = st.breaks.size();
+        return d;
+    });
+}
