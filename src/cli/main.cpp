@@ -20,8 +20,10 @@ int main(int argc, char** argv) {
     run_cmd->add_option("-m", run.module, "run library module as a script");
     run_cmd->add_flag("--post-mortem", run.post_mortem,
                       "open a post-mortem session on an uncaught exception in any process");
-    run_cmd->add_option("args", run.args, "program and its arguments");
+    // Everything from the program on is the program's: `dpdb run prog.py --port 1` must not
+    // read --port.
     run_cmd->prefix_command();
+    run_cmd->footer("Usage: dpdb run [OPTIONS] prog.py [ARGS...]  |  dpdb run [OPTIONS] -m MODULE [ARGS...]");
 
     std::string socket_path;
     bool quiet = false;
