@@ -1,6 +1,7 @@
 // dpdb._engine_native: the Python face of the C++ breakpoint engine. python/dpdb/_engine.py owns
 // the policy (strategy switch, the Pdb mixin); this module only moves state in and events out.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include "engine/engine.hpp"
 

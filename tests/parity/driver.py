@@ -11,6 +11,11 @@ import pdb
 import runpy
 import sys
 
+# The engine imports threading (it must follow threads started later), and with threading imported
+# the interpreter runs threading._shutdown() at exit, where stepping past the end of a program
+# stops. Import it under both debuggers so that both run the same code.
+import threading  # noqa: F401
+
 
 def debugger_class(kind):
     if kind == "pdb":

@@ -1,0 +1,114 @@
+"""Behaviour that dpdb adds to pdb (so there is no stock pdb to compare with): breakpoints by path
+suffix, breakpoints reaching threads that were started before them, the strategy switch, and the
+engine staying out of the way while nothing is armed."""
+import os
+import sys
+
+import pytest
+
+from conftest import PROGRAMS, native_import_error, run_driver
+
+from dpdb import _engine
+
+needs_native = pytest.mark.skipif(
+    native_import_error() is not None,
+    reason="dpdb._engine_native cannot be imported: %s" % native_import_error())
+
+
+@pytest.mark.parametrize("mode", ["native", "bdb"])
+@pytest.mark.parametrize("spec", ["helper.py", "programs/helper.py", "parity/programs/helper.py"])
+def test_breakpoint_by_path_suffix(spec, mode):
+    if mode == "native" and native_import_error():
+        pytest.skip("dpdb._engine_native cannot be imported")
+    rc, out = run_driver("dpdb", "bps.py", ["b %s:2" % spec, "c", "p v", "c", "p v", "cl", "y", "c"],
+                         engine=mode)
+    helper = os.path.join(PROGRAMS, "helper.py")
+    assert "Breakpoint 1 at %s:2" % helper in out
+    assert out.count("%s(2)twice()" % helper) == 2
+    assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out
+    assert "results 84 30" in out
+
+
+def test_resolve_breakpoint_file_suffixes():
+    import conftest  # a module loaded from tests/parity, so resolvable by suffix
+
+    here = os.path.normcase(os.path.abspath(conftest.__file__))
+    assert _engine.resolve_breakpoint_file("parity/conftest.py") == here
+    assert _engine.resolve_breakpoint_file("parity/conftest") == here
+    assert _engine.resolve_breakpoint_file(here) == here
+    assert _engine.resolve_breakpoint_file("no/such/file.py") is None
+    assert _engine.resolve_breakpoint_file("") is None
+
+
+def test_resolve_breakpoint_file_ambiguous(tmp_path, monkeypatch):
+    import types
+
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "dup_mod.py").write_text("x = 1\n")
+        mod = types.ModuleType("dpdb_test_dup_" + sub)
+        mod.__file__ = str(tmp_path / sub / "dup_mod.py")
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    with pytest.raises(ValueError, match="several files"):
+        _engine.resolve_breakpoint_file("dup_mod.py")
+    assert _engine.resolve_breakpoint_file("a/dup_mod.py") == os.path.normcase(
+        str(tmp_path / "a" / "dup_mod.py"))
+
+
+def test_resolve_breakpoint_arg():
+    import conftest
+
+    here = os.path.normcase(os.path.abspath(conftest.__file__))
+    assert _engine.resolve_breakpoint_arg("parity/conftest.py:12") == here + ":12"
+    assert _engine.resolve_breakpoint_arg("parity/conftest.py:12, x > 1") == here + ":12, x > 1"
+    assert _engine.resolve_breakpoint_arg("some_function") == "some_function"
+    assert _engine.resolve_breakpoint_arg("42") == "42"
+    assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
+
+
+def test_strategy_switch(monkeypatch):
+    monkeypatch.setenv("DPDB_ENGINE", "bdb")
+    assert _engine.engine_strategy() == "bdb"
+    monkeypatch.setenv("DPDB_ENGINE", "bogus")
+    with pytest.raises(ValueError):
+        _engine.engine_strategy()
+    monkeypatch.delenv("DPDB_ENGINE")
+    assert _engine.engine_strategy() == ("native" if _engine.engine_available() else "bdb")
+
+
+def test_bdb_strategy_leaves_pdb_alone(monkeypatch):
+    import pdb
+
+    monkeypatch.setenv("DPDB_ENGINE", "bdb")
+
+    class P(_engine.NativeEngineMixin, pdb.Pdb):
+        pass
+
+    assert P()._dpdb_native is False
+
+
+@needs_native
+def test_backend_per_interpreter():
+    expected = "monitoring" if sys.version_info >= (3, 12) else "tracer"
+    assert _engine.engine_backend() == expected
+
+
+@needs_native
+def test_nothing_traced_after_continue_without_breakpoints():
+    rc, out = run_driver("dpdb", "armed.py", ["c"], engine="native")
+    assert "armed False" in out, out
+    if sys.version_info >= (3, 12):
+        assert "events [0]" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("line,where", [(11, "started_early"), (20, "spinning")])
+def test_breakpoint_reaches_threads_started_before_it(line, where):
+    # The workers are running (one blocked, one spinning inside the very function that gets the
+    # breakpoint) when the main thread sets it; stock pdb traces only its own thread.
+    rc, out = run_driver("dpdb", "late_bp.py", ["b %d" % line, "c", "p i", "c", "p i", "c"],
+                         engine="native")
+    stop = "late_bp.py(%d)%s()" % (line, where)
+    assert out.count(stop) == 2, out
+    assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out
+    assert out.rstrip().endswith("joined"), out
