@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Overhead of an armed but never hit breakpoint: pdb against dpdb's engine.
+
+usage: python bench/overhead.py [--runs N] [INTERPRETER[=PYTHONPATH] ...]
+
+For every interpreter (default: this one) and workload (call-heavy, loop-heavy, stdlib-heavy;
+each sized to about one second bare), runs in fresh processes:
+
+  bare        no debugger
+  pdb_other   pdb.Pdb, breakpoint in another file
+  pdb_same    pdb.Pdb, also an unreached breakpoint inside the hot function
+  dpdb_other  NativeEngineMixin + pdb.Pdb (DPDB_ENGINE=native), breakpoint in another file
+  dpdb_same   the same with the unreached breakpoint inside the hot function
+
+Each debugger stops once right after set_trace() and continues at once, as a user typing 'c'
+would, so that the timed region runs "armed but not hit". Time is the process CPU time of the
+timed region. Each debugger run is paired with a bare run of the same size in the same round;
+the table shows the median ratio over N rounds. Cells marked * ran a reduced size (pdb would
+take minutes), the ratio is still against a bare run of that reduced size.
+
+PYTHONPATH after '=' is where that interpreter finds a dpdb package with its engine built.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS = ["pdb_other", "pdb_same", "dpdb_other", "dpdb_same"]
+WORKLOADS = ["call", "loop", "std"]
+PDB_REDUCTION = 40
+
+
+def child(config, workload, size):
+    sys.path.insert(0, HERE)
+    import other
+    import workloads
+
+    run = workloads.WORKLOADS[workload]
+    if config != "bare":
+        import pdb
+
+        if config.startswith("dpdb"):
+            from dpdb._engine import NativeEngineMixin
+
+            base = type("P", (NativeEngineMixin, pdb.Pdb), {})
+        else:
+            base = pdb.Pdb
+
+        class AutoContinue(base):
+            def interaction(self, frame, traceback):
+                self.set_continue()
+
+        dbg = AutoContinue()
+        dbg.set_break(other.__file__, other.OTHER_LINE)
+        if config.endswith("same"):
+            dbg.set_break(workloads.__file__, workloads.hot_line(workload))
+        dbg.set_trace()
+    start = time.process_time()
+    run(size)
+    elapsed = time.process_time() - start
+    print(json.dumps({"seconds": elapsed}))
+
+
+def run_child(python, pythonpath, config, workload, size):
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    if config.startswith("dpdb"):
+        env["DPDB_ENGINE"] = "native"
+    out = subprocess.run(
+        [python, os.path.abspath(__file__), "--child", config, workload, str(size)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if out.returncode != 0:
+        raise RuntimeError("%s %s %s failed:\n%s" % (python, config, workload, out.stderr))
+    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def calibrate(python, pythonpath, workload, target=1.0):
+    size = 1
+    while True:
+        seconds = run_child(python, pythonpath, "bare", workload, size)
+        if seconds >= 0.2:
+            return max(1, int(size * target / seconds))
+        size *= 4
+
+
+def version_of(python):
+    return subprocess.check_output(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        universal_newlines=True).strip()
+
+
+def measure(python, pythonpath, runs):
+    cells = {}
+    for workload in WORKLOADS:
+        full = calibrate(python, pythonpath, workload)
+        for config in CONFIGS:
+            reduced = config.startswith("pdb")
+            size = max(1, full // PDB_REDUCTION) if reduced else full
+            ratios = []
+            for _ in range(runs):
+                bare = run_child(python, pythonpath, "bare", workload, size)
+                debugged = run_child(python, pythonpath, config, workload, size)
+                ratios.append(debugged / bare)
+            cells[config, workload] = (statistics.median(ratios), reduced)
+            print("  %s %-10s %-4s %6.2fx" % (version_of(python), config, workload,
+                                              cells[config, workload][0]), file=sys.stderr)
+    return cells
+
+
+def fmt(ratio, reduced):
+    text = "%.2fx" % ratio if ratio < 10 else "%.0fx" % ratio
+    return text + ("*" if reduced else "")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="rounds per cell (median)")
+    parser.add_argument("interpreters", nargs="*", default=[sys.executable])
+    args = parser.parse_args()
+    results = []
+    for spec in args.interpreters:
+        python, _, pythonpath = spec.partition("=")
+        version = version_of(python)
+        print("measuring %s (%s)" % (version, python), file=sys.stderr)
+        results.append((version, measure(python, pythonpath, args.runs)))
+    header = ["config"] + ["%s %s" % (v, w) for v, _ in results for w in WORKLOADS]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for config in CONFIGS:
+        row = [config] + [fmt(*cells[config, w]) for _, cells in results for w in WORKLOADS]
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
