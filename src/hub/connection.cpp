@@ -55,7 +55,18 @@ void Connection::read_more() {
 
 void Connection::send(const wire::Message& message) {
     if (closed_) return;
-    std::string bytes = wire::frame(message);
+    std::string bytes;
+    try {
+        bytes = wire::frame(message);
+    } catch (const wire::ProtocolError& error) {
+        // What the hub assembles (a listing, a session with its process's details) can outgrow a
+        // frame although every message it came from fitted. Tell the peer instead of letting the
+        // exception escape into whatever handler triggered the send (from a close handler it
+        // would leave the io_context, ending the hub).
+        bytes = wire::frame(wire::make(
+            "error", {{"message", "a " + message.type + " message was too large to send (" +
+                                      error.what() + ")"}}));
+    }
     queued_bytes_ += bytes.size();
     if (queued_bytes_ > kMaxQueuedBytes) {
         close("does not read what it is sent");

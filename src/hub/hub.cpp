@@ -176,7 +176,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return;
         }
         if (type == "subscribe") {
-            subscribers_.push_back(client->id());
+            // Once only: a repeated subscribe must not make every event arrive twice.
+            if (std::find(subscribers_.begin(), subscribers_.end(), client->id()) ==
+                subscribers_.end()) {
+                subscribers_.push_back(client->id());
+            }
             return;
         }
         if (type == "attach") return attach(client, message);

@@ -31,6 +31,14 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
     }
     channel.fd_ = fd;
     channel.decoder_ = FrameDecoder();
+    // However the handshake fails (a refusal, a hang-up, a bad frame), the channel ends closed.
+    struct CloseUnlessDone {
+        Channel& channel;
+        bool done = false;
+        ~CloseUnlessDone() {
+            if (!done) channel.close();
+        }
+    } guard{channel};
     const auto challenge = channel.receive(kHandshakeTimeoutMs);
     if (!challenge || challenge->type != "challenge") {
         channel.close();
@@ -66,6 +74,7 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
         throw std::runtime_error("the process at " + address.to_string() +
                                  " does not hold this hub's secret; not talking to it");
     }
+    guard.done = true;
     return answer->body.at("hub");
 }
 

@@ -113,7 +113,9 @@ void check(const Json& body) {
             }
         }
     }
-    for (const auto& [key, value] : body.items()) {
+    for (const auto& item : body.items()) {
+        // Not a structured binding: C++17 does not let a lambda capture one (clang rejects it).
+        const std::string& key = item.key();
         if (key == "t") continue;
         const bool known = std::any_of(fields.begin(), fields.end(),
                                        [&](const Field& f) { return key == f.name; });
@@ -132,6 +134,11 @@ Message make(std::string_view type, Json fields) {
 Message decode(std::string_view payload) {
     // Size is bounded by the frame; nesting is bounded here so that no peer can make anyone recurse
     // deeply; invalid UTF-8 is rejected by the parser.
+    // The parser takes a NUL byte for the end of input and would ignore whatever follows it; JSON
+    // allows none outside strings (and inside them only escaped), so reject it here.
+    if (payload.find('\0') != std::string_view::npos) {
+        throw ProtocolError("message is not valid JSON (NUL byte)");
+    }
     bool too_deep = false;
     const Json::parser_callback_t depth_guard = [&too_deep](int depth, Json::parse_event_t, Json&) {
         if (depth > kMaxDepth) too_deep = true;

@@ -1,0 +1,811 @@
+// The hub, end to end: a real Hub on its own io_context thread, listening on a Unix socket in a
+// fresh private directory, driven through real sockets by wire::Channel (as agents and clients
+// hold them) and by raw sockets (as a hostile or broken peer would).
+//
+// Every wait is bounded: Channel::receive always gets a timeout and raw reads use poll().
+#include "hub/hub.hpp"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/address.hpp"
+#include "wire/auth.hpp"
+#include "wire/channel.hpp"
+#include "wire/message.hpp"
+
+namespace {
+
+using dpdb::HubAddress;
+using dpdb::hub::Hub;
+using dpdb::hub::HubOptions;
+using dpdb::wire::Channel;
+using dpdb::wire::Json;
+using dpdb::wire::make;
+using dpdb::wire::Message;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSecret = "0123456789abcdef0123456789abcdef";
+// Long enough for a loaded machine, short enough that a failing test does not take ages.
+constexpr int kWaitMs = 3000;
+// How long "nothing arrives" is watched for.
+constexpr int kQuietMs = 200;
+
+int remaining_ms(Clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return left > 0 ? static_cast<int>(left) : 0;
+}
+
+// The next message on `channel` for which `wanted` holds, skipping others; nothing if none comes
+// within timeout_ms or the connection ends.
+std::optional<Message> wait_for(Channel& channel, const std::function<bool(const Message&)>& wanted,
+                                int timeout_ms = kWaitMs) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+        std::optional<Message> message;
+        try {
+            message = channel.receive(remaining_ms(deadline));
+        } catch (const std::runtime_error&) {
+            return std::nullopt;
+        }
+        if (!message) return std::nullopt;
+        if (wanted(*message)) return message;
+    }
+}
+
+std::optional<Message> wait_for_type(Channel& channel, const std::string& type,
+                                     int timeout_ms = kWaitMs) {
+    return wait_for(
+        channel, [&](const Message& m) { return m.type == type; }, timeout_ms);
+}
+
+std::optional<Message> wait_for_event(Channel& channel, const std::string& kind,
+                                      int timeout_ms = kWaitMs) {
+    return wait_for(
+        channel, [&](const Message& m) { return m.type == "event" && m.str("kind") == kind; },
+        timeout_ms);
+}
+
+// The very next message, which must arrive within kWaitMs.
+Message next_message(Channel& channel) {
+    const auto message = channel.receive(kWaitMs);
+    if (!message) throw std::runtime_error("no message within " + std::to_string(kWaitMs) + " ms");
+    return *message;
+}
+
+// True once the peer has closed the connection: reads return end-of-file (or a reset) within
+// timeout_ms. Whatever arrives before (a challenge, a refusal) is discarded.
+bool closed_by_peer(int fd, int timeout_ms = kWaitMs) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+        pollfd pfd{fd, POLLIN, 0};
+        const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) return false;
+        char buffer[4096];
+        const ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+        if (n == 0) return true;
+        if (n < 0 && errno != EINTR && errno != EAGAIN) return true;  // ECONNRESET
+    }
+}
+
+bool send_raw(int fd, const std::string& bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        sent += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+class HubTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char pattern[] = "/tmp/dpdb-hub-test.XXXXXX";
+        ASSERT_NE(::mkdtemp(pattern), nullptr) << std::strerror(errno);
+        dir_ = pattern;
+        socket_path_ = dir_ + "/hub.sock";
+        HubOptions options;
+        options.socket_path = socket_path_;
+        options.secret = kSecret;
+        options.name = "test hub";
+        options.log = [this](const std::string& line) {
+            std::lock_guard<std::mutex> lock(log_mutex_);
+            log_.push_back(line);
+        };
+        hub_ = std::make_unique<Hub>(io_, std::move(options));
+        hub_->start();
+        auto done = std::make_shared<std::promise<void>>();
+        io_done_ = done->get_future();
+        io_thread_ = std::thread([this, done] {
+            io_.run();
+            done->set_value();
+        });
+    }
+
+    void TearDown() override {
+        if (hub_) hub_->stop();
+        if (io_thread_.joinable()) {
+            // Connections get at most 2 s to flush after stop(); never wait forever regardless.
+            if (io_done_.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+                ADD_FAILURE() << "the hub did not stop within 5 s";
+                io_.stop();
+            }
+            io_thread_.join();
+        }
+        hub_.reset();
+        ::unlink(socket_path_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+
+    HubAddress address() const { return HubAddress::parse(socket_path_); }
+
+    std::unique_ptr<Channel> connect_client(const std::string& secret = kSecret) {
+        auto channel = std::make_unique<Channel>();
+        Channel::connect(*channel, address(), secret, "client");
+        return channel;
+    }
+
+    std::unique_ptr<Channel> connect_agent(const Json& proc) {
+        auto channel = std::make_unique<Channel>();
+        Channel::connect(*channel, address(), kSecret, "agent", proc);
+        return channel;
+    }
+
+    // A raw, unauthenticated stream socket to the hub.
+    int connect_raw() {
+        const int fd = dpdb::connect_to(address());
+        EXPECT_GE(fd, 0) << std::strerror(errno);
+        raw_fds_.push_back(fd);
+        return fd;
+    }
+
+    // The hub's answer to `list`, skipping anything else that arrives first.
+    std::optional<Message> list(Channel& client) {
+        const std::int64_t id = ++list_id_;
+        if (!client.send(make("list", {{"id", id}}))) return std::nullopt;
+        return wait_for(client,
+                        [&](const Message& m) { return m.type == "listing" && m.num("id") == id; });
+    }
+
+    // The listing's body, or an empty object (and a test failure) if none came.
+    Json listing_of(Channel& client) {
+        const auto answer = list(client);
+        if (!answer) {
+            ADD_FAILURE() << "no answer to list";
+            return Json::object();
+        }
+        return answer->body;
+    }
+
+    // Subscribes, and returns once the hub has processed the subscription (the hub handles one
+    // connection's messages in order, so the answer to a later `list` proves it).
+    void subscribe(Channel& client) {
+        ASSERT_TRUE(client.send(make("subscribe")));
+        ASSERT_TRUE(list(client).has_value());
+    }
+
+    // An agent with one open session; returns the hub's id for the session.
+    std::int64_t open_session(Channel& agent, Channel& observer, std::int64_t agent_sid,
+                              Json info = {{"thread", "MainThread"}, {"function", "f"}}) {
+        EXPECT_TRUE(agent.send(make("session_open", {{"sid", agent_sid}, {"info", info}})));
+        // The agent and the observer reach the hub on different connections, in no set order:
+        // poll the listing until the session shows up.
+        const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
+        while (Clock::now() < deadline) {
+            const auto listing = list(observer);
+            if (!listing) break;
+            for (const auto& session : (*listing)["sessions"]) {
+                if (session.value("function", "") == info.value("function", "")) {
+                    return session.at("sid").get<std::int64_t>();
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        ADD_FAILURE() << "the session never showed up in the listing";
+        return -1;
+    }
+
+    bool logged(const std::string& text, int timeout_ms = kWaitMs) {
+        const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            {
+                std::lock_guard<std::mutex> lock(log_mutex_);
+                for (const auto& line : log_) {
+                    if (line.find(text) != std::string::npos) return true;
+                }
+            }
+            if (Clock::now() >= deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+
+    std::string log_text() {
+        std::lock_guard<std::mutex> lock(log_mutex_);
+        std::string all;
+        for (const auto& line : log_) all += line + "\n";
+        return all;
+    }
+
+    // A raw hostile peer sends `bytes` straight away (leaving the challenge unread) while a
+    // well-behaved client is connected: the hostile peer is dropped, the client is still served.
+    void expect_dropped_while_others_served(const std::string& bytes, const std::string& reason) {
+        auto client = connect_client();
+        ASSERT_TRUE(list(*client).has_value());
+        const int fd = connect_raw();
+        ASSERT_GE(fd, 0);
+        ASSERT_TRUE(send_raw(fd, bytes));
+        EXPECT_TRUE(closed_by_peer(fd)) << "the hub kept a connection that sent junk";
+        EXPECT_TRUE(logged(reason)) << log_text();
+        const auto listing = list(*client);
+        ASSERT_TRUE(listing.has_value()) << "the well-behaved client was not served";
+        EXPECT_TRUE((*listing)["processes"].empty());
+        // And the hub still admits newcomers.
+        auto late = connect_client();
+        EXPECT_TRUE(list(*late).has_value());
+    }
+
+    void close_raw(int fd) {
+        for (auto& held : raw_fds_) {
+            if (held == fd) held = -1;
+        }
+        ::close(fd);
+    }
+
+    ~HubTest() override {
+        for (int fd : raw_fds_) {
+            if (fd >= 0) ::close(fd);
+        }
+    }
+
+    asio::io_context io_;
+    std::unique_ptr<Hub> hub_;
+    std::thread io_thread_;
+    std::future<void> io_done_;
+    std::string dir_;
+    std::string socket_path_;
+    std::mutex log_mutex_;
+    std::vector<std::string> log_;
+    std::vector<int> raw_fds_;
+    std::int64_t list_id_ = 0;
+};
+
+Json test_proc(int pid) {
+    return {{"pid", pid}, {"host", "testhost"}, {"argv", {"python", "app.py"}}};
+}
+
+// --- handshake ----------------------------------------------------------------------------------
+
+TEST_F(HubTest, WelcomesClientsAndAgentsWithItsDescription) {
+    Channel client;
+    const Json hub = Channel::connect(client, address(), kSecret, "client");
+    EXPECT_EQ(hub.at("name"), "test hub");
+    EXPECT_EQ(hub.at("pid"), ::getpid());
+    EXPECT_EQ(hub.at("socket"), socket_path_);
+    auto agent = connect_agent(test_proc(1));
+    EXPECT_TRUE(agent->is_open());
+}
+
+TEST_F(HubTest, RefusesAWrongSecretWithAOneLineReason) {
+    for (const char* role : {"client", "agent"}) {
+        Channel channel;
+        try {
+            Channel::connect(channel, address(), "not the secret", role);
+            ADD_FAILURE() << role << " was admitted with a wrong secret";
+        } catch (const std::runtime_error& error) {
+            const std::string what = error.what();
+            EXPECT_NE(what.find("authentication"), std::string::npos) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+        EXPECT_FALSE(channel.is_open());
+    }
+    EXPECT_TRUE(logged("authentication failed"));
+    // The right secret still works afterwards.
+    auto client = connect_client();
+    EXPECT_TRUE(list(*client).has_value());
+}
+
+TEST_F(HubTest, RefusesAnotherProtocolVersion) {
+    Channel raw(dpdb::connect_to(address()));
+    ASSERT_TRUE(raw.is_open());
+    const Message challenge = next_message(raw);
+    ASSERT_EQ(challenge.type, "challenge");
+    EXPECT_EQ(challenge.num("v"), dpdb::wire::kProtocolVersion);
+    const std::string nonce = dpdb::wire::random_hex(16);
+    ASSERT_TRUE(raw.send(make(
+        "hello",
+        {{"v", dpdb::wire::kProtocolVersion + 1},
+         {"role", "client"},
+         {"nonce", nonce},
+         {"mac", dpdb::wire::handshake_mac(kSecret, "client", challenge.str("nonce"), nonce)}})));
+    const Message answer = next_message(raw);
+    ASSERT_EQ(answer.type, "refused");
+    EXPECT_NE(answer.str("reason").find("protocol version"), std::string::npos)
+        << answer.str("reason");
+    EXPECT_TRUE(closed_by_peer(raw.fd()));
+}
+
+TEST_F(HubTest, RefusesAnUnknownRoleAndAnythingButHello) {
+    {
+        Channel raw(dpdb::connect_to(address()));
+        const Message challenge = next_message(raw);
+        const std::string nonce = dpdb::wire::random_hex(16);
+        // Even with a valid MAC for it, nobody may claim to be the hub.
+        ASSERT_TRUE(raw.send(make(
+            "hello",
+            {{"v", dpdb::wire::kProtocolVersion},
+             {"role", "hub"},
+             {"nonce", nonce},
+             {"mac", dpdb::wire::handshake_mac(kSecret, "hub", challenge.str("nonce"), nonce)}})));
+        const Message answer = next_message(raw);
+        ASSERT_EQ(answer.type, "refused");
+        EXPECT_NE(answer.str("reason").find("role"), std::string::npos);
+    }
+    {
+        Channel raw(dpdb::connect_to(address()));
+        ASSERT_EQ(next_message(raw).type, "challenge");
+        ASSERT_TRUE(raw.send(make("list", {{"id", 1}})));
+        const Message answer = next_message(raw);
+        ASSERT_EQ(answer.type, "refused");
+        EXPECT_NE(answer.str("reason").find("expected hello"), std::string::npos);
+    }
+}
+
+TEST_F(HubTest, AMacForOneRoleDoesNotAdmitAnother) {
+    Channel raw(dpdb::connect_to(address()));
+    const Message challenge = next_message(raw);
+    const std::string nonce = dpdb::wire::random_hex(16);
+    ASSERT_TRUE(raw.send(make(
+        "hello",
+        {{"v", dpdb::wire::kProtocolVersion},
+         {"role", "agent"},
+         {"nonce", nonce},
+         {"mac", dpdb::wire::handshake_mac(kSecret, "client", challenge.str("nonce"), nonce)}})));
+    const Message answer = next_message(raw);
+    ASSERT_EQ(answer.type, "refused");
+    EXPECT_NE(answer.str("reason").find("authentication"), std::string::npos);
+}
+
+// --- registry and routing -----------------------------------------------------------------------
+
+TEST_F(HubTest, SessionOpenIsPublishedAndListed) {
+    auto watcher = connect_client();
+    subscribe(*watcher);
+    auto agent = connect_agent(test_proc(4242));
+
+    const auto started = wait_for_event(*watcher, "process_start");
+    ASSERT_TRUE(started.has_value());
+    EXPECT_EQ((*started)["data"]["pid"], 4242);
+
+    ASSERT_TRUE(agent->send(
+        make("session_open",
+             {{"sid", 7},
+              {"info", {{"thread", "MainThread"}, {"function", "handler"}, {"line", 12}}}})));
+    const auto opened = wait_for_event(*watcher, "session_open");
+    ASSERT_TRUE(opened.has_value());
+    const Json& data = (*opened)["data"];
+    const auto hub_sid = data.at("sid").get<std::int64_t>();
+    EXPECT_EQ(data.at("pid"), 4242);
+    EXPECT_EQ(data.at("host"), "testhost");
+    EXPECT_EQ(data.at("function"), "handler");
+    EXPECT_EQ(data.at("attached"), false);
+    EXPECT_TRUE(data.contains("since"));
+
+    const auto listing = list(*watcher);
+    ASSERT_TRUE(listing.has_value());
+    ASSERT_EQ((*listing)["processes"].size(), 1u);
+    EXPECT_EQ((*listing)["processes"][0]["pid"], 4242);
+    EXPECT_EQ((*listing)["processes"][0]["sessions"], Json::array({hub_sid}));
+    ASSERT_EQ((*listing)["sessions"].size(), 1u);
+    EXPECT_EQ((*listing)["sessions"][0]["sid"], hub_sid);
+    EXPECT_EQ((*listing)["sessions"][0]["line"], 12);
+
+    // An update replaces the description but keeps when the session started.
+    ASSERT_TRUE(
+        agent->send(make("session_update", {{"sid", 7}, {"info", {{"function", "other"}}}})));
+    const auto updated = wait_for_event(*watcher, "session_update");
+    ASSERT_TRUE(updated.has_value());
+    EXPECT_EQ((*updated)["data"]["function"], "other");
+    EXPECT_EQ((*updated)["data"]["since"], data.at("since"));
+    EXPECT_FALSE((*updated)["data"].contains("line"));
+
+    // And the agent may close it itself.
+    ASSERT_TRUE(agent->send(make("session_close", {{"sid", 7}, {"reason", "continued"}})));
+    const auto closed = wait_for_event(*watcher, "session_close");
+    ASSERT_TRUE(closed.has_value());
+    EXPECT_EQ((*closed)["data"]["sid"], hub_sid);
+    EXPECT_EQ((*closed)["data"]["reason"], "continued");
+    EXPECT_TRUE(listing_of(*watcher)["sessions"].empty());
+}
+
+TEST_F(HubTest, SubscribingTwiceDoesNotDuplicateEvents) {
+    auto watcher = connect_client();
+    subscribe(*watcher);
+    subscribe(*watcher);
+    auto agent = connect_agent(test_proc(5));
+    ASSERT_TRUE(wait_for_event(*watcher, "process_start").has_value());
+    EXPECT_FALSE(wait_for_event(*watcher, "process_start", kQuietMs).has_value())
+        << "the same event arrived twice";
+}
+
+TEST_F(HubTest, AttachRoutesTheConsoleBothWays) {
+    auto agent = connect_agent(test_proc(100));
+    auto client = connect_client();
+    const std::int64_t agent_sid = 7;
+    const std::int64_t hub_sid = open_session(*agent, *client, agent_sid);
+    ASSERT_GT(hub_sid, 0);
+    ASSERT_NE(hub_sid, agent_sid);  // so that the tests below see the hub translating ids
+
+    ASSERT_TRUE(client->send(make("attach", {{"sid", hub_sid}, {"cols", 120}})));
+    const auto attached = wait_for_type(*client, "attached");
+    ASSERT_TRUE(attached.has_value());
+    EXPECT_EQ(attached->num("sid"), hub_sid);
+    EXPECT_EQ((*attached)["session"]["attached"], true);
+    EXPECT_EQ((*attached)["session"]["pid"], 100);
+
+    const Message attach = next_message(*agent);
+    ASSERT_EQ(attach.type, "attach");
+    EXPECT_EQ(attach.num("sid"), agent_sid);
+    EXPECT_EQ(attach.num("cols"), 120);
+
+    // Agent -> client, with the hub's session id.
+    ASSERT_TRUE(agent->send(make("output", {{"sid", agent_sid}, {"text", "> app.py(3)f()\n"}})));
+    ASSERT_TRUE(agent->send(make("prompt", {{"sid", agent_sid}, {"text", "(Pdb) "}})));
+    Message output = next_message(*client);
+    ASSERT_EQ(output.type, "output");
+    EXPECT_EQ(output.num("sid"), hub_sid);
+    EXPECT_EQ(output.str("text"), "> app.py(3)f()\n");
+    Message prompt = next_message(*client);
+    ASSERT_EQ(prompt.type, "prompt");
+    EXPECT_EQ(prompt.num("sid"), hub_sid);
+    EXPECT_EQ(prompt.str("text"), "(Pdb) ");
+
+    // Client -> agent, with the agent's session id.
+    ASSERT_TRUE(client->send(make("input", {{"sid", hub_sid}, {"line", "next"}})));
+    Message input = next_message(*agent);
+    ASSERT_EQ(input.type, "input");
+    EXPECT_EQ(input.num("sid"), agent_sid);
+    EXPECT_EQ(input.str("line"), "next");
+
+    // Completion requests and answers, and interrupts, travel the same way.
+    ASSERT_TRUE(client->send(make("complete", {{"sid", hub_sid},
+                                               {"id", 3},
+                                               {"text", "pri"},
+                                               {"line", "pri"},
+                                               {"begidx", 0},
+                                               {"endidx", 3}})));
+    Message complete = next_message(*agent);
+    ASSERT_EQ(complete.type, "complete");
+    EXPECT_EQ(complete.num("sid"), agent_sid);
+    EXPECT_EQ(complete.num("id"), 3);
+    ASSERT_TRUE(agent->send(
+        make("completions", {{"sid", agent_sid}, {"id", 3}, {"matches", {"print", "property"}}})));
+    Message completions = next_message(*client);
+    ASSERT_EQ(completions.type, "completions");
+    EXPECT_EQ(completions.num("sid"), hub_sid);
+    EXPECT_EQ(completions["matches"], Json::array({"print", "property"}));
+    ASSERT_TRUE(client->send(make("interrupt", {{"sid", hub_sid}})));
+    Message interrupt = next_message(*agent);
+    ASSERT_EQ(interrupt.type, "interrupt");
+    EXPECT_EQ(interrupt.num("sid"), agent_sid);
+
+    // An explicit detach reaches the agent and is confirmed to the client.
+    ASSERT_TRUE(client->send(make("detach", {{"sid", hub_sid}})));
+    EXPECT_EQ(next_message(*client).type, "detached");
+    Message detach = next_message(*agent);
+    ASSERT_EQ(detach.type, "detach");
+    EXPECT_EQ(detach.num("sid"), agent_sid);
+}
+
+TEST_F(HubTest, OutputOfAnUnattachedSessionGoesNowhere) {
+    auto agent = connect_agent(test_proc(100));
+    auto client = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *client, 1);
+    ASSERT_TRUE(agent->send(make("output", {{"sid", 1}, {"text", "nobody sees this"}})));
+    ASSERT_TRUE(agent->send(make("output", {{"sid", 99}, {"text", "no such session"}})));
+    EXPECT_FALSE(wait_for_type(*client, "output", kQuietMs).has_value());
+    // The agent is not dropped for it.
+    ASSERT_TRUE(client->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+    EXPECT_TRUE(wait_for_type(*agent, "attach").has_value());
+}
+
+TEST_F(HubTest, ConsoleTrafficNeedsAnAttachedSession) {
+    auto agent = connect_agent(test_proc(100));
+    auto client = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *client, 1);
+
+    ASSERT_TRUE(client->send(make("input", {{"sid", hub_sid}, {"line", "c"}})));
+    auto error = wait_for_type(*client, "error");
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->str("message").find("not attached"), std::string::npos);
+
+    ASSERT_TRUE(client->send(make("attach", {{"sid", hub_sid + 100}, {"cols", 80}})));
+    error = wait_for_type(*client, "error");
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->str("message").find("no session"), std::string::npos);
+
+    EXPECT_FALSE(wait_for_type(*agent, "input", kQuietMs).has_value());
+    EXPECT_TRUE(list(*client).has_value());  // errors do not cost the client its connection
+}
+
+TEST_F(HubTest, ASecondClientTakesOverAnAttachedSession) {
+    auto agent = connect_agent(test_proc(100));
+    auto first = connect_client();
+    auto second = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *first, 1);
+    ASSERT_TRUE(first->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+    ASSERT_TRUE(wait_for_type(*first, "attached").has_value());
+    ASSERT_TRUE(wait_for_type(*agent, "attach").has_value());
+
+    ASSERT_TRUE(second->send(make("attach", {{"sid", hub_sid}, {"cols", 100}})));
+    const auto detached = wait_for_type(*first, "detached");
+    ASSERT_TRUE(detached.has_value());
+    EXPECT_EQ(detached->num("sid"), hub_sid);
+    EXPECT_TRUE(wait_for_type(*second, "attached").has_value());
+    EXPECT_EQ(next_message(*agent).type, "detach");
+    const Message attach = next_message(*agent);
+    EXPECT_EQ(attach.type, "attach");
+    EXPECT_EQ(attach.num("cols"), 100);
+
+    ASSERT_TRUE(agent->send(make("output", {{"sid", 1}, {"text", "to the second"}})));
+    const auto output = wait_for_type(*second, "output");
+    ASSERT_TRUE(output.has_value());
+    EXPECT_EQ(output->str("text"), "to the second");
+    EXPECT_FALSE(wait_for_type(*first, "output", kQuietMs).has_value());
+}
+
+TEST_F(HubTest, ClientDisconnectDetachesButKeepsTheSession) {
+    auto agent = connect_agent(test_proc(100));
+    auto observer = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *observer, 3);
+    {
+        auto client = connect_client();
+        ASSERT_TRUE(client->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+        ASSERT_TRUE(wait_for_type(*client, "attached").has_value());
+        ASSERT_TRUE(wait_for_type(*agent, "attach").has_value());
+        EXPECT_EQ(listing_of(*observer)["sessions"][0]["attached"], true);
+        client->close();
+    }
+    const auto detach = wait_for_type(*agent, "detach");
+    ASSERT_TRUE(detach.has_value());
+    EXPECT_EQ(detach->num("sid"), 3);
+
+    const auto listing = list(*observer);
+    ASSERT_TRUE(listing.has_value());
+    ASSERT_EQ((*listing)["sessions"].size(), 1u);
+    EXPECT_EQ((*listing)["sessions"][0]["sid"], hub_sid);
+    EXPECT_EQ((*listing)["sessions"][0]["attached"], false);
+    EXPECT_EQ((*listing)["processes"].size(), 1u);
+}
+
+TEST_F(HubTest, AgentDisconnectClosesItsSessionsAndDetachesTheClient) {
+    auto watcher = connect_client();
+    subscribe(*watcher);
+    auto agent = connect_agent(test_proc(777));
+    auto client = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *client, 5);
+    const std::int64_t other_sid =
+        open_session(*agent, *client, 6, {{"thread", "Worker"}, {"function", "g"}});
+    ASSERT_TRUE(client->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+    ASSERT_TRUE(wait_for_type(*client, "attached").has_value());
+    ASSERT_TRUE(wait_for_type(*agent, "attach").has_value());
+
+    agent->close();
+    const auto detached = wait_for_type(*client, "detached");
+    ASSERT_TRUE(detached.has_value());
+    EXPECT_EQ(detached->num("sid"), hub_sid);
+    EXPECT_NE(detached->str("reason").find("777"), std::string::npos) << detached->str("reason");
+
+    std::vector<std::int64_t> closed;
+    for (int i = 0; i < 2; ++i) {
+        const auto event = wait_for_event(*watcher, "session_close");
+        ASSERT_TRUE(event.has_value());
+        closed.push_back((*event)["data"]["sid"].get<std::int64_t>());
+    }
+    std::sort(closed.begin(), closed.end());
+    EXPECT_EQ(closed, (std::vector<std::int64_t>{std::min(hub_sid, other_sid),
+                                                 std::max(hub_sid, other_sid)}));
+    const auto exited = wait_for_event(*watcher, "process_exit");
+    ASSERT_TRUE(exited.has_value());
+    EXPECT_EQ((*exited)["data"]["pid"], 777);
+
+    const auto listing = list(*client);
+    ASSERT_TRUE(listing.has_value());
+    EXPECT_TRUE((*listing)["sessions"].empty());
+    EXPECT_TRUE((*listing)["processes"].empty());
+}
+
+TEST_F(HubTest, ProcUpdateReplacesTheDescription) {
+    auto watcher = connect_client();
+    subscribe(*watcher);
+    auto agent = connect_agent(test_proc(10));
+    ASSERT_TRUE(agent->send(make("proc_update", {{"proc", {{"pid", 10}, {"tags", {"web"}}}}})));
+    const auto updated = wait_for_event(*watcher, "process_update");
+    ASSERT_TRUE(updated.has_value());
+    EXPECT_EQ((*updated)["data"]["tags"], Json::array({"web"}));
+    EXPECT_EQ(listing_of(*watcher)["processes"][0]["tags"], Json::array({"web"}));
+}
+
+// --- hostile and broken peers -------------------------------------------------------------------
+
+TEST_F(HubTest, GarbageBytesAreDropped) {
+    expect_dropped_while_others_served("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                                       "malformed input");
+}
+
+TEST_F(HubTest, AnOversizedLengthPrefixIsDropped) {
+    // Announces 1 MiB + 1 bytes: refused at once, without waiting for (or buffering) them.
+    expect_dropped_while_others_served(std::string("\x00\x10\x00\x01", 4) + "{}",
+                                       "malformed input");
+}
+
+TEST_F(HubTest, AZeroLengthFrameIsDropped) {
+    expect_dropped_while_others_served(std::string(4, '\0'), "malformed input");
+}
+
+TEST_F(HubTest, AValidFrameOfAnUnknownTypeIsDropped) {
+    expect_dropped_while_others_served(dpdb::wire::encode_frame(R"({"t":"nonsense","sid":1})"),
+                                       "unknown message type");
+}
+
+TEST_F(HubTest, AFrameOfInvalidJsonIsDropped) {
+    expect_dropped_while_others_served(dpdb::wire::encode_frame("{\"t\":\"list\",\"id\":\xff}"),
+                                       "malformed input");
+}
+
+TEST_F(HubTest, ATruncatedFrameThenCloseIsDropped) {
+    auto client = connect_client();
+    ASSERT_TRUE(list(*client).has_value());
+    const int fd = connect_raw();
+    ASSERT_GE(fd, 0);
+    const std::string frame = dpdb::wire::frame(make("list", {{"id", 1}}));
+    ASSERT_TRUE(send_raw(fd, frame.substr(0, frame.size() - 3)));
+    // A half-received frame on one connection does not hold up the others.
+    ASSERT_TRUE(list(*client).has_value());
+    ::shutdown(fd, SHUT_WR);
+    EXPECT_TRUE(closed_by_peer(fd));
+    close_raw(fd);
+    EXPECT_TRUE(list(*client).has_value());
+}
+
+TEST_F(HubTest, AnAuthenticatedPeerBreakingTheProtocolIsDropped) {
+    auto observer = connect_client();
+    {
+        // A client may not speak for an agent.
+        auto client = connect_client();
+        ASSERT_TRUE(client->send(make("session_open", {{"sid", 1}, {"info", Json::object()}})));
+        EXPECT_FALSE(wait_for_type(*client, "never", kWaitMs).has_value());
+        EXPECT_THROW(client->receive(0), std::runtime_error);
+    }
+    {
+        // An agent may not open the same session twice.
+        auto agent = connect_agent(test_proc(1));
+        ASSERT_TRUE(agent->send(make("session_open", {{"sid", 1}, {"info", Json::object()}})));
+        ASSERT_TRUE(agent->send(make("session_open", {{"sid", 1}, {"info", Json::object()}})));
+        EXPECT_FALSE(wait_for_type(*agent, "never", kWaitMs).has_value());
+        EXPECT_THROW(agent->receive(0), std::runtime_error);
+    }
+    {
+        // Garbage after a valid handshake.
+        auto client = connect_client();
+        ASSERT_TRUE(send_raw(client->fd(), "\xff\xff\xff\xff junk"));
+        EXPECT_FALSE(wait_for_type(*client, "never", kWaitMs).has_value());
+        EXPECT_THROW(client->receive(0), std::runtime_error);
+    }
+    const auto listing = list(*observer);
+    ASSERT_TRUE(listing.has_value());
+    EXPECT_TRUE((*listing)["processes"].empty());  // the dropped agent took its process along
+}
+
+TEST_F(HubTest, OversizedOutgoingMessagesDoNotTakeDownTheHub) {
+    // Every message the agent sends fits in a frame, but what the hub assembles from them (a
+    // session together with its process's details, a listing) does not.
+    const std::string big(600 * 1024, 'a');
+    auto agent = connect_agent({{"pid", 9}, {"argv", {big}}});
+    auto client = connect_client();
+    ASSERT_TRUE(agent->send(make("session_open", {{"sid", 1}, {"info", {{"function", "f"}}}})));
+    // The hub's first session is 1; retry until the agent's session_open has been handled.
+    std::optional<Message> attached;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (!attached && Clock::now() < deadline) {
+        ASSERT_TRUE(client->send(make("attach", {{"sid", 1}, {"cols", 80}})));
+        const auto answer = wait_for(
+            *client, [](const Message& m) { return m.type == "attached" || m.type == "error"; });
+        ASSERT_TRUE(answer.has_value());
+        if (answer->type == "attached") attached = answer;
+    }
+    ASSERT_TRUE(attached.has_value());
+    ASSERT_TRUE(wait_for_type(*agent, "attach").has_value());
+
+    // The listing holds the big argv twice: the client hears why it gets none, and stays.
+    ASSERT_TRUE(client->send(make("list", {{"id", 1}})));
+    const auto answer = wait_for(
+        *client, [](const Message& m) { return m.type == "listing" || m.type == "error"; });
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->type, "error");
+    EXPECT_NE(answer->str("message").find("too large"), std::string::npos);
+
+    // Now the session alone outgrows a frame, and a subscriber is told of every change to it.
+    ASSERT_TRUE(agent->send(
+        make("session_update", {{"sid", 1}, {"info", {{"function", "f"}, {"locals", big}}}})));
+    auto watcher = connect_client();
+    ASSERT_TRUE(watcher->send(make("subscribe")));
+    ASSERT_TRUE(watcher->send(make("input", {{"sid", 999}, {"line", "sync"}})));
+    ASSERT_TRUE(wait_for_type(*watcher, "error").has_value());
+
+    // The client leaving makes the hub publish the session from inside its close handling.
+    client->close();
+    ASSERT_TRUE(wait_for_type(*agent, "detach").has_value());
+    const auto told = wait_for(*watcher, [](const Message& m) { return m.type == "error"; });
+    ASSERT_TRUE(told.has_value());
+    EXPECT_NE(told->str("message").find("event"), std::string::npos);
+
+    // The hub is still there, and the agent still connected.
+    ASSERT_TRUE(agent->send(make("session_close", {{"sid", 1}, {"reason", "done"}})));
+    EXPECT_TRUE(wait_for_event(*watcher, "session_close").has_value());
+    auto late = connect_client();
+    const auto listing = list(*late);
+    ASSERT_TRUE(listing.has_value());
+    EXPECT_TRUE((*listing)["sessions"].empty());
+    EXPECT_EQ((*listing)["processes"].size(), 1u);
+}
+
+TEST_F(HubTest, AClientThatDoesNotReadIsDroppedBeforeTheHubHoardsWhatItAskedFor) {
+    // Each listing (the argv twice) is nearly a frame; the client asks for many, reads none. The
+    // hub queues at most 64 MiB for it, then gives up on it.
+    auto agent = connect_agent({{"pid", 100}, {"argv", {std::string(450 * 1000, 'a')}}});
+    auto observer = connect_client();
+    const std::int64_t hub_sid = open_session(*agent, *observer, 1);
+    auto sluggard = connect_client();
+    ASSERT_TRUE(sluggard->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+    ASSERT_TRUE(wait_for_type(*agent, "attach").has_value());
+    for (int i = 0; i < 100 && sluggard->send(make("list", {{"id", i}})); ++i) {
+        if (i >= 64 && logged("does not read what it is sent", 0)) break;
+    }
+    // Once over the bound it gets 2 s to take what is queued before it is cut off.
+    EXPECT_TRUE(logged("does not read what it is sent", 10000)) << log_text();
+    // It is detached like any client that went away, and everyone else is still served.
+    EXPECT_TRUE(wait_for_type(*agent, "detach", 5000).has_value());
+    ASSERT_TRUE(agent->send(make("output", {{"sid", 1}, {"text", "still here"}})));
+    ASSERT_TRUE(observer->send(make("attach", {{"sid", hub_sid}, {"cols", 80}})));
+    EXPECT_TRUE(wait_for_type(*observer, "attached").has_value());
+}
+
+TEST_F(HubTest, APeerThatNeverCompletesTheHandshakeIsDroppedAfterTheTimeout) {
+    auto client = connect_client();
+    const int fd = connect_raw();
+    ASSERT_GE(fd, 0);
+    const auto start = Clock::now();
+    // Half a frame, and then nothing.
+    ASSERT_TRUE(send_raw(fd, std::string("\x00\x00\x00\x40{\"t\":", 9)));
+    // Meanwhile everyone else is served.
+    ASSERT_TRUE(list(*client).has_value());
+    auto agent = connect_agent(test_proc(3));
+    EXPECT_EQ(listing_of(*client)["processes"].size(), 1u);
+    EXPECT_TRUE(closed_by_peer(fd, 13000)) << "not dropped within 13 s";
+    const auto waited = std::chrono::duration<double>(Clock::now() - start).count();
+    EXPECT_GE(waited, 9.0) << "dropped before its 10 s were up";
+    EXPECT_TRUE(logged("no handshake"));
+    // The authenticated peers, connected for as long, are not subject to the timeout.
+    EXPECT_TRUE(list(*client).has_value());
+    EXPECT_EQ(listing_of(*client)["processes"].size(), 1u);
+}
+
+}  // namespace
