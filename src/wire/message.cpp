@@ -41,8 +41,10 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"proc_update", {{"proc", Kind::Object}}},
         // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
         {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
-        {"prompt", {{"sid", Kind::Int}, {"text", Kind::String}}},
-        {"input", {{"sid", Kind::Int}, {"line", Kind::String}}},
+        // A nested prompt (interact, commands, input()) takes Ctrl-D as end of input; at pdb's
+        // own prompt Ctrl-D detaches.
+        {"prompt", {{"sid", Kind::Int}, {"text", Kind::String}, {"nested", Kind::Bool, false}}},
+        {"input", {{"sid", Kind::Int}, {"line", Kind::String}, {"eof", Kind::Bool, false}}},
         {"complete",
          {{"sid", Kind::Int},
           {"id", Kind::Int},
