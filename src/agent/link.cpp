@@ -1,8 +1,16 @@
 #include "agent/link.hpp"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 
 namespace dpdb::agent {
 namespace {
@@ -15,6 +23,28 @@ wire::Json parse_object(const std::string& json) {
     auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
     if (!value.is_object()) throw std::invalid_argument("expected a JSON object");
     return value;
+}
+
+// Closes the descriptors of connections to the hub at `path` that a child inherited, tracked or
+// not: one the parent's I/O thread was opening at the moment of fork() is in no Channel yet.
+void close_inherited_unix_connections(const std::string& path) {
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return;
+    std::vector<int> inherited;
+    while (const dirent* entry = ::readdir(dir)) {
+        const int fd = std::atoi(entry->d_name);
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9' || fd == ::dirfd(dir)) continue;
+        sockaddr_un peer{};
+        socklen_t size = sizeof(peer);
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0 ||
+            peer.sun_family != AF_UNIX || size <= offsetof(sockaddr_un, sun_path)) {
+            continue;
+        }
+        const std::size_t length = strnlen(peer.sun_path, size - offsetof(sockaddr_un, sun_path));
+        if (path == std::string(peer.sun_path, length)) inherited.push_back(fd);
+    }
+    ::closedir(dir);
+    for (const int fd : inherited) ::close(fd);
 }
 
 }  // namespace
@@ -150,11 +180,19 @@ std::optional<Event> Link::wait(std::int64_t sid,
 
 void Link::after_fork_in_child(const std::string& proc_json) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (channel_) {
-        channel_->abandon_after_fork();
+    // Every connection of the parent's must be closed here, a connection still in its handshake
+    // too: a child that kept a descriptor would keep the parent's connection open after the
+    // parent exits, and the hub would list the parent for as long as the child lives.
+    for (auto* inherited : {&channel_, &connecting_}) {
+        if (!*inherited) continue;
+        (*inherited)->abandon_after_fork();
         // Deliberately leaked: its write lock may have been held by a thread that does not exist
         // in this child, so it must never be locked or destroyed here.
-        new std::shared_ptr<wire::Channel>(std::move(channel_));
+        new std::shared_ptr<wire::Channel>(std::move(*inherited));
+        inherited->reset();
+    }
+    if (started_ && address_.kind == HubAddress::Kind::Unix) {
+        close_inherited_unix_connections(address_.path);
     }
     sessions_.clear();
     connected_ = false;
@@ -174,12 +212,19 @@ bool Link::connect_once() {
         address = address_;
     }
     auto channel = std::make_shared<wire::Channel>();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        connecting_ = channel;
+    }
     try {
         wire::Channel::connect(*channel, address, secret, "agent", proc);
     } catch (const std::exception&) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        connecting_.reset();
         return false;
     }
     std::lock_guard<std::mutex> lock(mutex_);
+    connecting_.reset();
     channel_ = channel;
     connected_ = true;
     // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every

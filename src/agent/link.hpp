@@ -72,6 +72,7 @@ class Link {
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::shared_ptr<wire::Channel> channel_;
+    std::shared_ptr<wire::Channel> connecting_;  // the I/O thread's connection in its handshake
     bool connected_ = false;
     bool started_ = false;
     std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void

@@ -1,11 +1,15 @@
 // dpdb run: starts a Python program so that it and every Python process below it carry the agent,
 // hosts a private hub (or joins DPDB_HUB), and follows the sessions on this terminal.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -56,6 +60,31 @@ void prepend_env_path(const char* name, const std::string& entry) {
     const char* old = std::getenv(name);
     const std::string value = (old != nullptr && *old != '\0') ? entry + ":" + old : entry;
     ::setenv(name, value.c_str(), 1);
+}
+
+// The embedded hub's sockets (the listening one, its end of our own connection) are not
+// close-on-exec: asio does not ask for it. The program must not inherit them: every process of it
+// would hold them, and a copy of the listening socket outliving this client would make the stale
+// socket file look like a live hub to `dpdb ls` (which would then wait for an answer in vain).
+void keep_from_program(const std::string& hub_socket_path) {
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return;
+    while (const dirent* entry = ::readdir(dir)) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        const int fd = std::atoi(entry->d_name);
+        sockaddr_un local{};
+        socklen_t size = sizeof(local);
+        if (fd == ::dirfd(dir) ||
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &size) != 0 ||
+            local.sun_family != AF_UNIX || size <= offsetof(sockaddr_un, sun_path)) {
+            continue;
+        }
+        const std::size_t length = strnlen(local.sun_path, size - offsetof(sockaddr_un, sun_path));
+        if (hub_socket_path == std::string(local.sun_path, length)) {
+            ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        }
+    }
+    ::closedir(dir);
 }
 
 pid_t start_program(const std::vector<std::string>& argv) {
@@ -134,6 +163,7 @@ int run_command(const RunOptions& options) {
 
     wire::Channel channel;
     connect_client(channel, target);
+    if (embedded) keep_from_program(embedded->socket_path());
     ProgramWatch program{start_program(argv), std::nullopt};
     // Ctrl-C while the program runs is for the program (it shares our process group); at the
     // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line.

@@ -1,11 +1,14 @@
 """End-to-end fixtures: the real `dpdb` executable, driven in a pseudo-terminal by pexpect, on
 real Python programs, each test with its own private runtime directory."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pexpect
 import pytest
@@ -13,6 +16,7 @@ import pytest
 PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
 PROMPT = r"\(Pdb\) "
 TIMEOUT = 30
+PYTHON = sys.executable
 
 
 def dpdb_executable():
@@ -68,6 +72,24 @@ class Session:
                               capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, **kwargs)
 
+    def ls(self, *extra, env=None):
+        """`dpdb ls --json` from another command: the parsed listing."""
+        done = self.run("dpdb", "ls", "--json", *extra, env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def wait_ls(self, predicate, *extra, env=None, timeout=TIMEOUT):
+        """The first `dpdb ls --json` listing that satisfies predicate (polled, bounded)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            listing = self.ls(*extra, env=env)
+            if predicate(listing):
+                return listing
+            if time.monotonic() > deadline:
+                raise AssertionError("no listing satisfied the condition; the last one: %s"
+                                     % json.dumps(listing, indent=1))
+            time.sleep(0.1)
+
     def close(self):
         for child in self.children:
             if child.isalive():
@@ -82,3 +104,38 @@ def dpdb():
     yield session
     session.close()
     shutil.rmtree(root, ignore_errors=True)
+
+
+def expect_all(child, *patterns, timeout=-1):
+    """Waits for every pattern, in whatever order the output brings them (a paused process's
+    notice may come before or after another's output); returns the matches in the order given."""
+    pending = list(patterns)
+    matches = {}
+    while pending:
+        index = child.expect(pending, timeout=timeout)
+        matches[pending.pop(index)] = child.match
+    return [matches[p] for p in patterns]
+
+
+def finish(child, status=0):
+    """Waits for the end of a spawned command and checks its exit status."""
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == status, (child.exitstatus, child.signalstatus, child.before)
+
+
+def wait_until(predicate, what, timeout=TIMEOUT, interval=0.05):
+    """Polls predicate until it is true (bounded)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(interval)
+
+
+ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>])")
+
+
+def plain(text):
+    """Terminal output without escape sequences and carriage returns."""
+    return ANSI.sub("", text).replace("\r", "")

@@ -4,18 +4,19 @@ import re
 
 import pexpect
 
-from conftest import PROMPT, program
+from conftest import PROMPT, expect_all, program
 
 
 def test_spawn_pool_workers_queue_and_switch(dpdb):
     child = dpdb.spawn("dpdb", "run", program("spawn_pool.py"))
-    child.expect(r"attached to session (\d+): pid (\d+) SpawnPoolWorker")
-    first = int(child.match.group(1))
-    child.expect(r"-> return y \+ 1")
+    # The second worker stops too: it waits, and the user is told (before or after the first
+    # one's location arrives).
+    attached, paused = expect_all(child, r"attached to session (\d+): pid (\d+) SpawnPoolWorker",
+                                  r"session (\d+) paused: pid \d+ SpawnPoolWorker",
+                                  r"-> return y \+ 1")[:2]
+    first = int(attached.group(1))
+    second = int(paused.group(1))
     child.expect(PROMPT)
-    # The second worker stops too: it waits, and the user is told.
-    child.expect(r"session (\d+) paused: pid \d+ SpawnPoolWorker")
-    second = int(child.match.group(1))
     child.sendline("sessions")
     child.expect(r"SESSION\s+PID")
     child.expect(PROMPT)
