@@ -15,7 +15,13 @@ breakpoint, a step/next/return/until target, an exception in a stepped frame), a
 Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 
 ``native``
-    the C++ engine (the default when it imports and supports this interpreter);
+    the C++ engine with the fastest mechanism for this interpreter (the default when it imports
+    and supports this interpreter): sys.monitoring on 3.12+, on 3.9-3.11 a C trace function
+    gated by a PEP 523 frame evaluator so that only frames of files holding breakpoints run
+    traced;
+``tracer``
+    3.9-3.11 only: the C trace function on every thread, without the PEP 523 gate (for programs
+    that install their own frame evaluator, e.g. a JIT);
 ``bdb``
     bdb's own ``sys.settrace`` tracing: the mixin changes nothing.
 """
@@ -23,7 +29,7 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 import bdb
 import os
 import sys
-import threading
+import _thread
 
 __all__ = [
     "NativeEngineMixin",
@@ -34,7 +40,7 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "bdb")
+STRATEGIES = ("native", "tracer", "bdb")
 
 try:
     from dpdb import _engine_native as _native
@@ -44,7 +50,7 @@ except ImportError as exc:  # built without the extension, or for another interp
 else:
     _import_error = None
 
-_init_lock = threading.Lock()
+_init_lock = _thread.allocate_lock()
 _initialised = False
 
 
@@ -64,9 +70,11 @@ def engine_strategy():
     if wanted and wanted not in STRATEGIES:
         raise ValueError(
             "DPDB_ENGINE=%r: expected one of %s" % (wanted, ", ".join(STRATEGIES)))
-    if wanted == "native" and not engine_available():
-        raise RuntimeError("DPDB_ENGINE=native but the native engine is unavailable: %s"
-                           % (_import_error or "unsupported interpreter"))
+    if wanted in ("native", "tracer") and not engine_available():
+        raise RuntimeError("DPDB_ENGINE=%s but the native engine is unavailable: %s"
+                           % (wanted, _import_error or "unsupported interpreter"))
+    if wanted == "tracer" and sys.version_info >= (3, 12):
+        raise ValueError("DPDB_ENGINE=tracer exists on Python 3.9-3.11 only")
     if wanted:
         return wanted
     return "native" if engine_available() else "bdb"
@@ -125,12 +133,13 @@ def _watch_bplist():
         bdb.Breakpoint.bplist = _WatchedBplist(bdb.Breakpoint.bplist)
 
 
-def _ensure_initialised():
+def _ensure_initialised(strategy):
     global _initialised
     with _init_lock:
         if not _initialised:
             _native.init(_canonic)
             _initialised = True
+        _native.allow_gate(strategy == "native")
         _watch_bplist()
 
 
@@ -192,16 +201,17 @@ def resolve_breakpoint_arg(arg):
 class NativeEngineMixin:
     """Drives a bdb.Bdb / pdb.Pdb subclass from the C++ engine. Place it first in the bases.
 
-    Under the 'native' strategy, set_trace() arms the engine for the calling thread instead of
+    Under the native strategies, set_trace() arms the engine for the calling thread instead of
     sys.settrace(); the stepping commands reach the engine through bdb's own _set_stopinfo, and
     breakpoint changes through bdb.Breakpoint.bplist. Under 'bdb' every method defers to bdb.
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._dpdb_native = engine_strategy() == "native"
+        strategy = engine_strategy()
+        self._dpdb_native = strategy != "bdb"
         if self._dpdb_native:
-            _ensure_initialised()
+            _ensure_initialised(strategy)
 
     # -- entry points ---------------------------------------------------------------------
 

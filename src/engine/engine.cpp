@@ -219,6 +219,17 @@ Session* adopt(PyFrameObject* frame) {
     return s;
 }
 
+#if PY_VERSION_HEX < 0x030A0000
+// 3.9 reports f_lineno from a field that only the tracing interpreter keeps current, and frames
+// with f_trace may have run untraced under the PEP 523 gate: bring them up to date before bdb
+// reads them (where, up, down, list).
+void refresh_line_numbers() {
+    for (PyFrameObject* f = PyEval_GetFrame(); f; f = f->f_back) {
+        if (f->f_trace) f->f_lineno = PyCode_Addr2Line(f->f_code, f->f_lasti);
+    }
+}
+#endif
+
 // Calls the trace function the way CPython's trampoline does: "call" goes to the debugger's
 // global dispatch, every other event to the frame's f_trace, and a non-None result becomes the
 // frame's new f_trace.
@@ -234,6 +245,9 @@ int forward(Session* s, PyFrameObject* frame, Event event, PyObject* arg) {
         }
         callback = frame_trace(frame);
     }
+#if PY_VERSION_HEX < 0x030A0000
+    refresh_line_numbers();
+#endif
     PyObject* dbg = s->debugger;
     Py_INCREF(callback);
     Py_INCREF(dbg);

@@ -100,5 +100,7 @@ int backend_init();
 int backend_reconfigure();
 // Called from a thread that has just been given a session.
 int backend_thread_attached();
+// Whether a backend may use its fastest mechanism (PEP 523 on 3.9-3.11); no-op elsewhere.
+void backend_allow_gate(bool allowed);
 
 }  // namespace dpdb::engine

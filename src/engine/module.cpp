@@ -33,6 +33,9 @@ NB_MODULE(_engine_native, m) {
     m.def(
         "refresh", []() { check(engine_refresh()); },
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
+    m.def(
+        "allow_gate", [](bool allowed) { backend_allow_gate(allowed); },
+        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;

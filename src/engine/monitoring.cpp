@@ -392,6 +392,8 @@ int backend_thread_attached() {
     return 0;
 }
 
+void backend_allow_gate(bool) {}
+
 }  // namespace dpdb::engine
 
 #endif

@@ -10,6 +10,8 @@ from conftest import PROGRAMS, native_import_error, run_driver
 
 from dpdb import _engine
 
+NATIVE_MODES = ["native"] + (["tracer"] if sys.version_info < (3, 12) else [])
+
 needs_native = pytest.mark.skipif(
     native_import_error() is not None,
     reason="dpdb._engine_native cannot be imported: %s" % native_import_error())
@@ -69,6 +71,12 @@ def test_resolve_breakpoint_arg():
 def test_strategy_switch(monkeypatch):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
+    monkeypatch.setenv("DPDB_ENGINE", "tracer")
+    if sys.version_info >= (3, 12):
+        with pytest.raises(ValueError):
+            _engine.engine_strategy()
+    elif _engine.engine_available():
+        assert _engine.engine_strategy() == "tracer"
     monkeypatch.setenv("DPDB_ENGINE", "bogus")
     with pytest.raises(ValueError):
         _engine.engine_strategy()
@@ -94,20 +102,22 @@ def test_backend_per_interpreter():
 
 
 @needs_native
-def test_nothing_traced_after_continue_without_breakpoints():
-    rc, out = run_driver("dpdb", "armed.py", ["c"], engine="native")
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_nothing_traced_after_continue_without_breakpoints(mode):
+    rc, out = run_driver("dpdb", "armed.py", ["c"], engine=mode)
     assert "armed False" in out, out
     if sys.version_info >= (3, 12):
         assert "events [0]" in out, out
 
 
 @needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
 @pytest.mark.parametrize("line,where", [(11, "started_early"), (20, "spinning")])
-def test_breakpoint_reaches_threads_started_before_it(line, where):
+def test_breakpoint_reaches_threads_started_before_it(line, where, mode):
     # The workers are running (one blocked, one spinning inside the very function that gets the
     # breakpoint) when the main thread sets it; stock pdb traces only its own thread.
     rc, out = run_driver("dpdb", "late_bp.py", ["b %d" % line, "c", "p i", "c", "p i", "c"],
-                         engine="native")
+                         engine=mode)
     stop = "late_bp.py(%d)%s()" % (line, where)
     assert out.count(stop) == 2, out
     assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out

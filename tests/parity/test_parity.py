@@ -1,9 +1,11 @@
 """Parity: the same pdb command script, run under the interpreter's own pdb.Pdb and under
 class P(NativeEngineMixin, pdb.Pdb), must print the same stops, the same values, the same output.
 
-Each scenario runs with DPDB_ENGINE=native (the C++ engine) and DPDB_ENGINE=bdb (the fallback).
+Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=bdb (the fallback) and,
+on 3.9-3.11, DPDB_ENGINE=tracer (the C tracer without the PEP 523 gate).
 """
 import re
+import sys
 
 import pytest
 
@@ -60,7 +62,7 @@ SCENARIOS = {
     ]),
 }
 
-MODES = ["native", "bdb"]
+MODES = ["native", "bdb"] + (["tracer"] if sys.version_info < (3, 12) else [])
 
 
 def normalised(output):
@@ -85,7 +87,7 @@ def reference():
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name, mode, reference):
-    if mode == "native" and native_import_error():
+    if mode != "bdb" and native_import_error():
         pytest.skip("dpdb._engine_native cannot be imported: %s" % native_import_error())
     program, commands = SCENARIOS[name]
     want_rc, want = reference(name)
