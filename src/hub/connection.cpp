@@ -13,8 +13,8 @@ constexpr auto kFlushTimeout = std::chrono::seconds(2);
 
 }  // namespace
 
-Connection::Connection(asio::local::stream_protocol::socket socket, std::uint64_t id)
-    : socket_(std::move(socket)), id_(id), deadline_(socket_.get_executor()) {}
+Connection::Connection(std::unique_ptr<Stream> stream, std::uint64_t id)
+    : stream_(std::move(stream)), id_(id), deadline_(stream_->executor()) {}
 
 void Connection::start(Handler on_message, Closer on_close) {
     on_message_ = std::move(on_message);
@@ -27,7 +27,7 @@ void Connection::start(Handler on_message, Closer on_close) {
 }
 
 void Connection::read_more() {
-    socket_.async_read_some(
+    stream_->async_read_some(
         asio::buffer(read_buffer_),
         [self = shared_from_this()](const asio::error_code& ec, std::size_t size) {
             if (self->closed_) return;
@@ -77,23 +77,23 @@ void Connection::send(const wire::Message& message) {
 }
 
 void Connection::write_next() {
-    asio::async_write(socket_, asio::buffer(write_queue_.front()),
-                      [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-                          if (self->finished_) return;
-                          if (ec) {
-                              self->write_queue_.clear();
-                              self->close(ec.message());
-                              if (self->closed_) self->finish();
-                              return;
-                          }
-                          self->queued_bytes_ -= self->write_queue_.front().size();
-                          self->write_queue_.pop_front();
-                          if (!self->write_queue_.empty()) {
-                              self->write_next();
-                          } else if (self->closed_) {
-                              self->finish();
-                          }
-                      });
+    stream_->async_write(asio::buffer(write_queue_.front()),
+                         [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                             if (self->finished_) return;
+                             if (ec) {
+                                 self->write_queue_.clear();
+                                 self->close(ec.message());
+                                 if (self->closed_) self->finish();
+                                 return;
+                             }
+                             self->queued_bytes_ -= self->write_queue_.front().size();
+                             self->write_queue_.pop_front();
+                             if (!self->write_queue_.empty()) {
+                                 self->write_next();
+                             } else if (self->closed_) {
+                                 self->finish();
+                             }
+                         });
 }
 
 void Connection::close(const std::string& reason) {
@@ -116,9 +116,7 @@ void Connection::finish() {
     finished_ = true;
     deadline_.cancel();
     write_queue_.clear();
-    asio::error_code ignored;
-    socket_.shutdown(asio::socket_base::shutdown_both, ignored);
-    socket_.close(ignored);
+    stream_->close();
     if (on_close_) on_close_(shared_from_this(), close_reason_);
     on_message_ = nullptr;
     on_close_ = nullptr;

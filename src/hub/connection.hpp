@@ -1,4 +1,4 @@
-// One peer of the hub (agent or client): owns its socket, its read buffer and its write queue.
+// One peer of the hub (agent or client): owns its stream, its read buffer and its write queue.
 #pragma once
 
 #include <asio.hpp>
@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "hub/stream.hpp"
 #include "wire/message.hpp"
 
 namespace dpdb::hub {
@@ -18,7 +19,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     using Handler = std::function<void(const std::shared_ptr<Connection>&, wire::Message)>;
     using Closer = std::function<void(const std::shared_ptr<Connection>&, const std::string&)>;
 
-    Connection(asio::local::stream_protocol::socket socket, std::uint64_t id);
+    Connection(std::unique_ptr<Stream> stream, std::uint64_t id);
 
     // Starts reading; every decoded message goes to on_message, and on_close is called exactly
     // once when the connection ends, with the reason.
@@ -28,16 +29,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void close(const std::string& reason);
 
     std::uint64_t id() const { return id_; }
+    const Stream& stream() const { return *stream_; }
     Role role = Role::Unknown;
     std::string nonce;  // the hub's challenge to this peer
     bool authenticated = false;
+    bool counted_unauthenticated = false;  // holds a place in the hub's flood limit
 
   private:
     void read_more();
     void write_next();
     void finish();
 
-    asio::local::stream_protocol::socket socket_;
+    std::unique_ptr<Stream> stream_;
     std::uint64_t id_;
     wire::FrameDecoder decoder_;
     std::array<char, 65536> read_buffer_{};

@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
 #include "hub/connection.hpp"
 #include "hub/registry.hpp"
 #include "wire/auth.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::hub {
 
@@ -21,44 +24,174 @@ using ConnectionPtr = std::shared_ptr<Connection>;
 class HubImpl : public std::enable_shared_from_this<HubImpl> {
   public:
     HubImpl(asio::io_context& io, HubOptions options)
-        : io_(io), acceptor_(io), options_(std::move(options)) {
+        : io_(io),
+          unix_acceptor_(io),
+          tcp_acceptor_(io),
+          tls_(asio::ssl::context::tls_server),
+          options_(std::move(options)) {
         if (!options_.log) options_.log = [](const std::string&) {};
     }
 
     void start() {
-        ::unlink(options_.socket_path.c_str());
-        const asio::local::stream_protocol::endpoint endpoint(options_.socket_path);
-        acceptor_.open(endpoint.protocol());
-        acceptor_.bind(endpoint);
-        ::chmod(options_.socket_path.c_str(), 0600);
-        acceptor_.listen(asio::socket_base::max_listen_connections);
-        accept_next();
+        if (!options_.socket_path.empty()) {
+            ::unlink(options_.socket_path.c_str());
+            const asio::local::stream_protocol::endpoint endpoint(options_.socket_path);
+            unix_acceptor_.open(endpoint.protocol());
+            unix_acceptor_.bind(endpoint);
+            ::chmod(options_.socket_path.c_str(), 0600);
+            unix_acceptor_.listen(asio::socket_base::max_listen_connections);
+            accept_unix();
+        }
+        if (options_.tcp_port >= 0) start_tcp();
     }
+
+    int tcp_port() const { return tcp_port_; }
 
     void stop() {
         asio::post(io_, [self = shared_from_this()] {
             asio::error_code ignored;
-            self->acceptor_.close(ignored);
-            ::unlink(self->options_.socket_path.c_str());
+            self->unix_acceptor_.close(ignored);
+            self->tcp_acceptor_.close(ignored);
+            if (!self->options_.socket_path.empty()) ::unlink(self->options_.socket_path.c_str());
             auto all = self->connections_;
             for (auto& [id, connection] : all) connection->close("hub stopping");
         });
     }
 
   private:
-    void accept_next() {
-        acceptor_.async_accept([self = shared_from_this()](const asio::error_code& ec,
-                                                           asio::local::stream_protocol::socket s) {
-            if (ec == asio::error::operation_aborted) return;
-            if (!ec) self->admit(std::move(s));
-            self->accept_next();
-        });
+    void start_tcp() {
+        if (!options_.insecure) {
+            if (options_.tls_cert.empty() || options_.tls_key.empty()) {
+                throw std::invalid_argument("TCP needs a TLS certificate and key (or --insecure)");
+            }
+            tls_.set_options(asio::ssl::context::default_workarounds |
+                             asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                             asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+            tls_.use_certificate_chain_file(options_.tls_cert);
+            tls_.use_private_key_file(options_.tls_key, asio::ssl::context::pem);
+        }
+        const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.tcp_host),
+                                               static_cast<unsigned short>(options_.tcp_port));
+        tcp_acceptor_.open(endpoint.protocol());
+        tcp_acceptor_.set_option(asio::socket_base::reuse_address(true));
+        tcp_acceptor_.bind(endpoint);
+        tcp_acceptor_.listen(asio::socket_base::max_listen_connections);
+        tcp_port_ = tcp_acceptor_.local_endpoint().port();
+        accept_tcp();
     }
 
-    void admit(asio::local::stream_protocol::socket socket) {
-        auto connection = std::make_shared<Connection>(std::move(socket), next_connection_id_++);
+    void accept_unix() {
+        unix_acceptor_.async_accept(
+            [self = shared_from_this()](const asio::error_code& ec,
+                                        asio::local::stream_protocol::socket socket) {
+                if (ec == asio::error::operation_aborted) return;
+                if (!ec) {
+                    self->admit(std::make_unique<PlainStream<asio::local::stream_protocol::socket>>(
+                        std::move(socket)));
+                }
+                self->accept_unix();
+            });
+    }
+
+    void accept_tcp() {
+        tcp_acceptor_.async_accept(
+            [self = shared_from_this()](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+                if (ec == asio::error::operation_aborted) return;
+                if (!ec) self->secure(std::move(socket));
+                self->accept_tcp();
+            });
+    }
+
+    // TLS first (unless --insecure), bounded in time like the handshake that follows it.
+    void secure(asio::ip::tcp::socket socket) {
+        if (options_.insecure) {
+            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)));
+            return;
+        }
+        auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
+            std::make_unique<TlsStream>(std::move(socket), tls_));
+        const std::string peer = (*stream)->peer();
+        if (!gate(peer)) {
+            (*stream)->close();
+            return;
+        }
+        ++unauthenticated_[peer];
+        auto timer = std::make_shared<asio::steady_timer>(io_, kHandshakeTimeout);
+        timer->async_wait([stream](const asio::error_code& ec) {
+            if (!ec && *stream) (*stream)->close();
+        });
+        (*stream)->stream().async_handshake(
+            asio::ssl::stream_base::server,
+            [self = shared_from_this(), stream, timer, peer](const asio::error_code& ec) {
+                timer->cancel();
+                self->release(peer);
+                if (ec) {
+                    self->options_.log("TLS handshake with " + peer + " failed: " + ec.message());
+                    (*stream)->close();
+                    return;
+                }
+                try {
+                    (*stream)->set_binding(
+                        wire::channel_binding((*stream)->stream().native_handle()));
+                } catch (const std::exception& error) {
+                    self->options_.log(std::string("TLS with ") + peer + ": " + error.what());
+                    (*stream)->close();
+                    return;
+                }
+                self->admit(std::move(*stream));
+            });
+    }
+
+    // Connection floods: a bound on connections that have not authenticated yet, in all and per
+    // peer address. Peers that keep failing authentication are shut out for a while.
+    bool gate(const std::string& peer) {
+        const auto now = std::chrono::steady_clock::now();
+        if (auto it = failures_.find(peer);
+            it != failures_.end() && it->second.blocked_until > now) {
+            options_.log("refused connection from " + peer + ": too many failed authentications");
+            return false;
+        }
+        std::size_t total = 0;
+        for (const auto& [address, count] : unauthenticated_) total += count;
+        if (total >= kMaxUnauthenticated || unauthenticated_[peer] >= kMaxUnauthenticatedPerPeer) {
+            options_.log("refused connection from " + peer +
+                         ": too many unauthenticated connections");
+            return false;
+        }
+        return true;
+    }
+
+    void release(const std::string& peer) {
+        auto it = unauthenticated_.find(peer);
+        if (it != unauthenticated_.end() && --it->second == 0) unauthenticated_.erase(it);
+    }
+
+    void record_failure(const std::string& peer) {
+        if (peer == "unix") return;  // only this user reaches the private socket
+        const auto now = std::chrono::steady_clock::now();
+        auto& record = failures_[peer];
+        if (now - record.window_start > kFailureWindow) record = Failures{now, 0, {}};
+        if (++record.count >= kMaxFailures) {
+            record.blocked_until = now + kBlockTime;
+            options_.log("blocking " + peer + " for " +
+                         std::to_string(
+                             std::chrono::duration_cast<std::chrono::seconds>(kBlockTime).count()) +
+                         " s after " + std::to_string(record.count) + " failed authentications");
+        }
+    }
+
+    void admit(std::unique_ptr<Stream> stream) {
+        const std::string peer = stream->peer();
+        const bool counted = stream->binding().empty() && peer != "unix";
+        if (peer != "unix" && stream->binding().empty() && !gate(peer)) {
+            stream->close();
+            return;
+        }
+        if (counted) ++unauthenticated_[peer];
+        auto connection = std::make_shared<Connection>(std::move(stream), next_connection_id_++);
         connections_[connection->id()] = connection;
         connection->nonce = wire::random_hex(16);
+        connection->counted_unauthenticated = counted;
         std::weak_ptr<HubImpl> weak = shared_from_this();
         connection->start(
             [weak](const ConnectionPtr& c, Message m) {
@@ -99,15 +232,22 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         const std::string role = hello.str("role");
         if (role != "agent" && role != "client") return refuse(peer, "unknown role " + role);
         const std::string peer_nonce = hello.str("nonce");
-        const auto expected = wire::handshake_mac(options_.secret, role, peer->nonce, peer_nonce);
+        const auto binding = peer->stream().binding();
+        const auto expected =
+            wire::handshake_mac(options_.secret, role, peer->nonce, peer_nonce, binding);
         if (!wire::macs_equal(hello.str("mac"), expected)) {
+            record_failure(peer->stream().peer());
             return refuse(peer, "authentication failed (wrong secret)");
         }
         peer->authenticated = true;
+        if (peer->counted_unauthenticated) {
+            peer->counted_unauthenticated = false;
+            release(peer->stream().peer());
+        }
         peer->role = role == "agent" ? Role::Agent : Role::Client;
         peer->send(make(
             "welcome",
-            {{"mac", wire::handshake_mac(options_.secret, "hub", peer->nonce, peer_nonce)},
+            {{"mac", wire::handshake_mac(options_.secret, "hub", peer->nonce, peer_nonce, binding)},
              {"hub",
               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
         if (peer->role == Role::Agent) {
@@ -249,6 +389,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void on_close(const ConnectionPtr& peer, const std::string& reason) {
         connections_.erase(peer->id());
+        if (peer->counted_unauthenticated) release(peer->stream().peer());
         if (reason != "disconnected" && reason.rfind("refused", 0) != 0) {
             options_.log("dropped connection " + std::to_string(peer->id()) + ": " + reason);
         }
@@ -288,9 +429,26 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
+    struct Failures {
+        std::chrono::steady_clock::time_point window_start;
+        int count = 0;
+        std::chrono::steady_clock::time_point blocked_until;
+    };
+    static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+    static constexpr std::size_t kMaxUnauthenticated = 256;
+    static constexpr std::size_t kMaxUnauthenticatedPerPeer = 32;
+    static constexpr int kMaxFailures = 5;
+    static constexpr auto kFailureWindow = std::chrono::seconds(60);
+    static constexpr auto kBlockTime = std::chrono::seconds(30);
+
     asio::io_context& io_;
-    asio::local::stream_protocol::acceptor acceptor_;
+    asio::local::stream_protocol::acceptor unix_acceptor_;
+    asio::ip::tcp::acceptor tcp_acceptor_;
+    asio::ssl::context tls_;
     HubOptions options_;
+    int tcp_port_ = -1;
+    std::map<std::string, std::size_t> unauthenticated_;  // by peer address
+    std::map<std::string, Failures> failures_;
     Registry registry_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;

@@ -1,6 +1,6 @@
-// The hub: accepts agents and clients on a Unix socket, keeps the registry of processes and
-// paused sessions, routes each session's console between its agent and the attached client, and
-// pushes registry changes to subscribed clients.
+// The hub: accepts agents and clients on a Unix socket and optionally TCP (TLS unless insecure),
+// keeps the registry of processes and paused sessions, routes each session's console between its
+// agent and the attached client, and pushes registry changes to subscribed clients.
 //
 // Everything runs on one Asio io_context thread, so the registry needs no locks; other threads
 // talk to the hub only through its sockets (or Hub::stop(), which posts onto that thread).
@@ -14,9 +14,14 @@
 namespace dpdb::hub {
 
 struct HubOptions {
-    std::string socket_path;  // Unix socket to listen on; its directory must be private
-    std::string secret;       // the shared secret every peer must prove it holds
-    std::string name;         // shown to clients ("run 1234", "hub")
+    std::string socket_path;  // Unix socket to listen on (its directory must be private), or none
+    std::string tcp_host;     // TCP address to listen on when tcp_port >= 0 (0: any free port)
+    int tcp_port = -1;
+    std::string tls_cert;  // PEM files for TCP; both required unless insecure
+    std::string tls_key;
+    bool insecure = false;  // plain TCP
+    std::string secret;     // the shared secret every peer must prove it holds
+    std::string name;       // shown to clients ("run 1234", "hub")
     std::function<void(const std::string&)> log;  // one line per call
 };
 
@@ -29,8 +34,10 @@ class Hub {
     Hub(const Hub&) = delete;
     Hub& operator=(const Hub&) = delete;
 
-    // Binds and listens; throws std::system_error if the socket cannot be bound.
+    // Binds and listens; throws std::system_error if a socket cannot be bound, and
+    // std::invalid_argument for TCP without TLS material (and without insecure).
     void start();
+    int tcp_port() const;  // the bound TCP port, or -1
     // Closes the listener and every connection; safe from any thread.
     void stop();
 

@@ -33,9 +33,11 @@ std::string random_hex(std::size_t bytes) {
 }
 
 std::string handshake_mac(std::string_view secret, std::string_view role,
-                          std::string_view hub_nonce, std::string_view peer_nonce) {
+                          std::string_view hub_nonce, std::string_view peer_nonce,
+                          std::string_view binding) {
     std::string text = "dpdb1|";
     text.append(role).append("|").append(hub_nonce).append("|").append(peer_nonce);
+    text.append("|").append(binding);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_size = 0;
     if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),

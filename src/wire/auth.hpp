@@ -10,9 +10,11 @@ namespace dpdb::wire {
 // 32 random bytes from the OS, as 64 hex digits.
 std::string random_hex(std::size_t bytes = 32);
 
-// The MAC that `role` ("agent", "client" or "hub") sends for this pair of nonces.
+// The MAC that `role` ("agent", "client" or "hub") sends for this pair of nonces. Over TLS,
+// `binding` is the connection's channel binding (tls.hpp), so the MAC is good for it alone.
 std::string handshake_mac(std::string_view secret, std::string_view role,
-                          std::string_view hub_nonce, std::string_view peer_nonce);
+                          std::string_view hub_nonce, std::string_view peer_nonce,
+                          std::string_view binding = {});
 
 // Constant-time comparison of two MACs.
 bool macs_equal(std::string_view a, std::string_view b);

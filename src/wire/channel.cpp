@@ -1,10 +1,7 @@
 #include "wire/channel.hpp"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -14,6 +11,17 @@ namespace dpdb::wire {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 10000;
+
+// DPDB_INSECURE=1: plain TCP, for a hub started with --insecure.
+bool insecure_requested() {
+    const char* value = std::getenv("DPDB_INSECURE");
+    return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
+std::string pinned_fingerprint() {
+    const char* value = std::getenv("DPDB_TLS_FINGERPRINT");
+    return value != nullptr ? value : "";
+}
 
 }  // namespace
 
@@ -29,7 +37,18 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
         throw std::runtime_error("cannot connect to hub at " + address.to_string() + ": " +
                                  std::strerror(errno));
     }
-    channel.fd_ = fd;
+    channel.transport_.reset();
+    if (address.kind == HubAddress::Kind::Tcp && !insecure_requested()) {
+        try {
+            channel.transport_ = tls_transport(fd, address.host, pinned_fingerprint());
+        } catch (const std::exception& error) {
+            throw std::runtime_error("hub at " + address.to_string() + ": " + error.what());
+        }
+    } else {
+        channel.transport_ = plain_transport(fd);
+    }
+    const std::string binding = channel.transport_->binding();
+    channel.open_ = true;
     channel.decoder_ = FrameDecoder();
     // However the handshake fails (a refusal, a hang-up, a bad frame), the channel ends closed.
     struct CloseUnlessDone {
@@ -55,7 +74,7 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
     Json hello = {{"v", kProtocolVersion},
                   {"role", role},
                   {"nonce", my_nonce},
-                  {"mac", handshake_mac(secret, role, hub_nonce, my_nonce)}};
+                  {"mac", handshake_mac(secret, role, hub_nonce, my_nonce, binding)}};
     if (!proc.is_null()) hello["proc"] = proc;
     channel.send(make("hello", std::move(hello)));
     const auto answer = channel.receive(kHandshakeTimeoutMs);
@@ -69,7 +88,8 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
         throw std::runtime_error("hub at " + address.to_string() +
                                  " did not complete the handshake");
     }
-    if (!macs_equal(answer->str("mac"), handshake_mac(secret, "hub", hub_nonce, my_nonce))) {
+    if (!macs_equal(answer->str("mac"),
+                    handshake_mac(secret, "hub", hub_nonce, my_nonce, binding))) {
         channel.close();
         throw std::runtime_error("the process at " + address.to_string() +
                                  " does not hold this hub's secret; not talking to it");
@@ -81,47 +101,30 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
 bool Channel::send(const Message& message) {
     const std::string bytes = frame(message);
     std::lock_guard<std::mutex> lock(write_mutex_);
-    if (fd_ < 0) return false;
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        sent += static_cast<std::size_t>(n);
-    }
-    return true;
+    if (!open_) return false;
+    return transport_->write_all(bytes.data(), bytes.size());
 }
 
 std::optional<Message> Channel::receive(int timeout_ms) {
     for (;;) {
         if (auto payload = decoder_.next()) return decode(*payload);
-        if (fd_ < 0) throw std::runtime_error("connection closed");
-        pollfd pfd{fd_, POLLIN, 0};
-        const int ready = ::poll(&pfd, 1, timeout_ms);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready == 0) return std::nullopt;
+        if (!open_) throw std::runtime_error("connection closed");
         char buffer[65536];
-        const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error("the hub closed the connection");
-        decoder_.feed(buffer, static_cast<std::size_t>(n));
+        const std::size_t n = transport_->read(buffer, sizeof(buffer), timeout_ms);
+        if (n == 0) return std::nullopt;
+        decoder_.feed(buffer, n);
     }
 }
 
 void Channel::close() {
     std::lock_guard<std::mutex> lock(write_mutex_);
-    if (fd_ >= 0) {
-        ::shutdown(fd_, SHUT_RDWR);
-        ::close(fd_);
-        fd_ = -1;
-    }
+    if (open_.exchange(false)) transport_->shutdown();
 }
 
 void Channel::abandon_after_fork() {
-    // The parent still uses this socket: closing our copy of the descriptor is harmless, but a
-    // shutdown() would cut the parent's connection.
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    // The parent still uses this connection: letting go of our descriptor is harmless, but a
+    // shutdown() (or a TLS close) would cut the parent's connection.
+    if (open_.exchange(false)) transport_->abandon();
     decoder_ = FrameDecoder();
 }
 

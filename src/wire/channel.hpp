@@ -2,19 +2,22 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "common/address.hpp"
 #include "wire/message.hpp"
+#include "wire/transport.hpp"
 
 namespace dpdb::wire {
 
 class Channel {
   public:
     Channel() = default;
-    explicit Channel(int fd) : fd_(fd) {}
+    // Adopts a connected plain socket, without a handshake (tests speak the protocol raw).
+    explicit Channel(int fd) : transport_(plain_transport(fd)), open_(true) {}
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
@@ -24,8 +27,9 @@ class Channel {
     static Json connect(Channel& channel, const HubAddress& address, const std::string& secret,
                         const std::string& role, const Json& proc = Json());
 
-    bool is_open() const { return fd_ >= 0; }
-    int fd() const { return fd_.load(); }
+    bool is_open() const { return open_; }
+    // For poll(): readable means receive() has something (with TLS, drain receive(0) first).
+    int fd() const { return open_ ? transport_->fd() : -1; }
 
     // Any thread may send: writes are serialised by a mutex so frames never interleave.
     // Returns false once the connection is gone.
@@ -42,8 +46,10 @@ class Channel {
     void abandon_after_fork();
 
   private:
-    // Atomic because close() from one thread may race a reader blocked in another.
-    std::atomic<int> fd_{-1};
+    // Replaced only by connect(), on the owning thread; close() from another thread only shuts
+    // it down, so a reader blocked in it wakes up and the object stays valid.
+    std::unique_ptr<Transport> transport_;
+    std::atomic<bool> open_{false};
     std::mutex write_mutex_;
     FrameDecoder decoder_;
 };

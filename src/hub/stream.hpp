@@ -1,0 +1,91 @@
+// What a hub connection reads and writes: a Unix socket, a plain TCP socket (--insecure), or TLS
+// over TCP. Connection uses only this interface.
+#pragma once
+
+#include <asio.hpp>
+#include <asio/ssl.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace dpdb::hub {
+
+class Stream {
+  public:
+    using Handler = std::function<void(const asio::error_code&, std::size_t)>;
+    virtual ~Stream() = default;
+    virtual void async_read_some(asio::mutable_buffer buffer, Handler handler) = 0;
+    virtual void async_write(asio::const_buffer buffer, Handler handler) = 0;
+    virtual void close() = 0;
+    virtual asio::any_io_executor executor() = 0;
+    // Who is at the other end, for logs and for rate limiting ("unix", "10.0.0.7").
+    virtual std::string peer() const = 0;
+    // The TLS channel binding both ends fold into the handshake MAC; empty without TLS.
+    virtual std::string binding() const { return {}; }
+};
+
+template <typename Socket>
+class PlainStream final : public Stream {
+  public:
+    explicit PlainStream(Socket socket) : socket_(std::move(socket)) {}
+    void async_read_some(asio::mutable_buffer buffer, Handler handler) override {
+        socket_.async_read_some(buffer, std::move(handler));
+    }
+    void async_write(asio::const_buffer buffer, Handler handler) override {
+        asio::async_write(socket_, buffer, std::move(handler));
+    }
+    void close() override {
+        asio::error_code ignored;
+        socket_.shutdown(asio::socket_base::shutdown_both, ignored);
+        socket_.close(ignored);
+    }
+    asio::any_io_executor executor() override { return socket_.get_executor(); }
+    std::string peer() const override;
+
+  private:
+    Socket socket_;
+};
+
+template <>
+inline std::string PlainStream<asio::local::stream_protocol::socket>::peer() const {
+    return "unix";
+}
+
+template <>
+inline std::string PlainStream<asio::ip::tcp::socket>::peer() const {
+    asio::error_code ec;
+    const auto endpoint = socket_.remote_endpoint(ec);
+    return ec ? "tcp" : endpoint.address().to_string();
+}
+
+class TlsStream final : public Stream {
+  public:
+    TlsStream(asio::ip::tcp::socket socket, asio::ssl::context& context)
+        : stream_(std::move(socket), context) {}
+    asio::ssl::stream<asio::ip::tcp::socket>& stream() { return stream_; }
+    void async_read_some(asio::mutable_buffer buffer, Handler handler) override {
+        stream_.async_read_some(buffer, std::move(handler));
+    }
+    void async_write(asio::const_buffer buffer, Handler handler) override {
+        asio::async_write(stream_, buffer, std::move(handler));
+    }
+    void close() override {
+        asio::error_code ignored;
+        stream_.lowest_layer().shutdown(asio::socket_base::shutdown_both, ignored);
+        stream_.lowest_layer().close(ignored);
+    }
+    asio::any_io_executor executor() override { return stream_.get_executor(); }
+    std::string peer() const override {
+        asio::error_code ec;
+        const auto endpoint = stream_.lowest_layer().remote_endpoint(ec);
+        return ec ? "tcp" : endpoint.address().to_string();
+    }
+    std::string binding() const override { return binding_; }
+    void set_binding(std::string binding) { binding_ = std::move(binding); }
+
+  private:
+    asio::ssl::stream<asio::ip::tcp::socket> stream_;
+    std::string binding_;
+};
+
+}  // namespace dpdb::hub

@@ -1,0 +1,28 @@
+// TLS pieces shared by the hub (server) and its peers (clients): certificates, fingerprints and
+// the channel binding that ties the HMAC handshake to one TLS connection.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <string>
+
+namespace dpdb::wire {
+
+// A self-signed certificate and key (ECDSA P-256, ten years), written as PEM files with the key
+// 0600. Throws std::runtime_error.
+void generate_self_signed(const std::string& cert_path, const std::string& key_path,
+                          const std::string& common_name);
+
+// "sha256:" and the hex SHA-256 of the certificate's DER encoding, as pinned by peers.
+std::string fingerprint(X509* certificate);
+std::string fingerprint_of_file(const std::string& cert_path);
+
+// Keying material exported from the TLS session (RFC 5705/8446), as hex. Both ends compute the
+// same value only if they share one TLS connection, so a relay in the middle that terminates TLS
+// on each side cannot pass the HMAC handshake on.
+std::string channel_binding(SSL* ssl);
+
+// The last OpenSSL error as text.
+std::string tls_error();
+
+}  // namespace dpdb::wire

@@ -1,0 +1,209 @@
+#include "wire/transport.hpp"
+
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+#include "wire/tls.hpp"
+
+namespace dpdb::wire {
+namespace {
+
+constexpr int kTlsHandshakeTimeoutMs = 10000;
+
+// poll() that restarts after a signal; false on timeout.
+bool wait_for(int fd, short events, int timeout_ms) {
+    pollfd pfd{fd, events, 0};
+    for (;;) {
+        const int ready = ::poll(&pfd, 1, timeout_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        return ready != 0;
+    }
+}
+
+class PlainTransport final : public Transport {
+  public:
+    explicit PlainTransport(int fd) : fd_(fd) {}
+    ~PlainTransport() override {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+    std::size_t read(char* buffer, std::size_t size, int timeout_ms) override {
+        for (;;) {
+            if (!wait_for(fd_, POLLIN, timeout_ms)) return 0;
+            const ssize_t n = ::recv(fd_, buffer, size, 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw std::runtime_error("the hub closed the connection");
+            return static_cast<std::size_t>(n);
+        }
+    }
+
+    bool write_all(const char* data, std::size_t size) override {
+        std::size_t sent = 0;
+        while (sent < size) {
+            const ssize_t n = ::send(fd_, data + sent, size - sent, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            sent += static_cast<std::size_t>(n);
+        }
+        return true;
+    }
+
+    int fd() const override { return fd_; }
+    void shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
+    void abandon() override {
+        ::close(fd_);
+        fd_ = -1;
+    }
+
+  private:
+    int fd_;
+};
+
+// OpenSSL allows no concurrent calls on one SSL object, yet the agent reads on its I/O thread
+// while Python threads write. So the socket is non-blocking, every SSL call holds ssl_mutex_, and
+// the waiting (poll) happens outside the lock.
+class TlsTransport final : public Transport {
+  public:
+    TlsTransport(int fd, const std::string& server_name, const std::string& pinned) : fd_(fd) {
+        ctx_ = SSL_CTX_new(TLS_client_method());
+        if (ctx_ == nullptr) throw std::runtime_error("TLS: " + tls_error());
+        SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+        // The hub is authenticated by the channel-bound HMAC handshake (and by the pinned
+        // fingerprint when given), not by a certificate authority.
+        SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+        ssl_ = SSL_new(ctx_);
+        SSL_set_fd(ssl_, fd_);
+        SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+        ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(kTlsHandshakeTimeoutMs);
+        for (;;) {
+            const int rc = SSL_connect(ssl_);
+            if (rc == 1) break;
+            const int error = SSL_get_error(ssl_, rc);
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  deadline - std::chrono::steady_clock::now())
+                                  .count();
+            if ((error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) || left <= 0 ||
+                !wait_for(fd_, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+                          static_cast<int>(left))) {
+                const std::string reason = error == SSL_ERROR_SSL ? tls_error() : "no TLS answer";
+                release();
+                throw std::runtime_error("TLS handshake failed: " + reason);
+            }
+        }
+        if (!pinned.empty()) {
+            X509* cert = SSL_get1_peer_certificate(ssl_);
+            const std::string actual = cert != nullptr ? fingerprint(cert) : "none";
+            X509_free(cert);
+            if (actual != pinned) {
+                release();
+                throw std::runtime_error("the hub's certificate is " + actual +
+                                         ", not the pinned " + pinned);
+            }
+        }
+        binding_ = channel_binding(ssl_);
+    }
+
+    ~TlsTransport() override { release(); }
+
+    std::size_t read(char* buffer, std::size_t size, int timeout_ms) override {
+        for (;;) {
+            int rc = 0;
+            int error = 0;
+            {
+                std::lock_guard<std::mutex> lock(ssl_mutex_);
+                if (ssl_ == nullptr) throw std::runtime_error("connection closed");
+                rc = SSL_read(ssl_, buffer, static_cast<int>(size));
+                if (rc > 0) return static_cast<std::size_t>(rc);
+                error = SSL_get_error(ssl_, rc);
+            }
+            if (error == SSL_ERROR_WANT_READ) {
+                if (!wait_for(fd_, POLLIN, timeout_ms)) return 0;
+            } else if (error == SSL_ERROR_WANT_WRITE) {
+                if (!wait_for(fd_, POLLOUT, timeout_ms)) return 0;
+            } else {
+                throw std::runtime_error("the hub closed the TLS connection");
+            }
+        }
+    }
+
+    bool write_all(const char* data, std::size_t size) override {
+        while (size > 0) {
+            int rc = 0;
+            int error = 0;
+            {
+                std::lock_guard<std::mutex> lock(ssl_mutex_);
+                if (ssl_ == nullptr) return false;
+                rc = SSL_write(ssl_, data, static_cast<int>(size));
+                if (rc > 0) {
+                    data += rc;
+                    size -= static_cast<std::size_t>(rc);
+                    continue;
+                }
+                error = SSL_get_error(ssl_, rc);
+            }
+            if (error == SSL_ERROR_WANT_WRITE) {
+                wait_for(fd_, POLLOUT, 1000);
+            } else if (error == SSL_ERROR_WANT_READ) {
+                wait_for(fd_, POLLIN, 1000);
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    int fd() const override { return fd_; }
+    void shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
+    std::string binding() const override { return binding_; }
+    void abandon() override {
+        // The SSL state is shared with the parent's connection: never free or shut it here.
+        ::close(fd_);
+        fd_ = -1;
+        ssl_ = nullptr;
+        ctx_ = nullptr;
+    }
+
+  private:
+    void release() {
+        std::lock_guard<std::mutex> lock(ssl_mutex_);
+        if (ssl_ != nullptr) SSL_free(ssl_);
+        if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+        if (fd_ >= 0) ::close(fd_);
+        ssl_ = nullptr;
+        ctx_ = nullptr;
+        fd_ = -1;
+    }
+
+    int fd_;
+    SSL_CTX* ctx_ = nullptr;
+    SSL* ssl_ = nullptr;
+    std::mutex ssl_mutex_;
+    std::string binding_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> plain_transport(int fd) {
+    return std::make_unique<PlainTransport>(fd);
+}
+
+std::unique_ptr<Transport> tls_transport(int fd, const std::string& server_name,
+                                         const std::string& pinned) {
+    return std::make_unique<TlsTransport>(fd, server_name, pinned);
+}
+
+}  // namespace dpdb::wire
