@@ -1,4 +1,4 @@
-// dpdb hub, dpdb ls, dpdb attach.
+// dpdb ls, dpdb attach.
 #include <unistd.h>
 
 #include <csignal>
@@ -8,7 +8,6 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
-#include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
 #include "common/runtime_dir.hpp"
 
@@ -28,30 +27,6 @@ wire::Json list_hub(const HubTarget& target) {
 }
 
 }  // namespace
-
-int hub_command(const std::string& socket_path, bool quiet) {
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    const std::string path = socket_path.empty()
-                                 ? runtime_dir() + "/hub-" + std::to_string(::getpid()) + ".sock"
-                                 : socket_path;
-    EmbeddedHub hub(path, "hub " + std::to_string(::getpid()), "", /*persistent=*/true);
-    const auto address = "unix:" + path;
-    if (quiet) {
-        std::printf("%s\n", address.c_str());
-    } else {
-        std::printf("dpdb hub listening on %s\n", address.c_str());
-        std::printf("  secret in %s (mode 0600)\n", token_path_for_socket(path).c_str());
-        std::printf("  export DPDB_HUB=%s  # for agents and clients of this user\n",
-                    address.c_str());
-    }
-    std::fflush(stdout);
-    hub.wait_for_signal();
-    return 0;
-}
 
 int ls_command(const std::string& hub, bool json) {
     const auto targets = locate_hubs(hub);
@@ -74,6 +49,7 @@ int ls_command(const std::string& hub, bool json) {
             ++failures;
         }
     }
+    if (failures == static_cast<int>(targets.size())) return 1;
     if (json) {
         std::cout << wire::Json{{"processes", processes}, {"sessions", sessions}}.dump(2) << "\n";
     } else {
@@ -82,7 +58,7 @@ int ls_command(const std::string& hub, bool json) {
         if (!sessions.empty()) std::cout << sessions_table(sessions) << "\n";
         std::cout << processes_table(processes);
     }
-    return failures == static_cast<int>(targets.size()) ? 1 : 0;
+    return 0;
 }
 
 int attach_command(const std::string& hub, const std::string& session, bool next) {

@@ -15,7 +15,17 @@ struct RunOptions {
 };
 
 int run_command(const RunOptions& options);
-int hub_command(const std::string& socket_path, bool quiet);
+struct HubCommandOptions {
+    std::string socket_path;  // default: hub.sock in the runtime directory
+    std::string listen;       // HOST:PORT for TCP
+    std::string tls_cert;     // default: a self-signed pair made at first start
+    std::string tls_key;
+    bool insecure = false;  // plain TCP
+    std::string state_dir;  // secret, certificate, store; default ~/.local/state/dpdb/hub
+    bool quiet = false;
+};
+
+int hub_command(const HubCommandOptions& options);
 int ls_command(const std::string& hub, bool json);
 int attach_command(const std::string& hub, const std::string& session, bool next);
 

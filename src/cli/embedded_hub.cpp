@@ -9,28 +9,35 @@
 #include "wire/auth.hpp"
 
 namespace dpdb::cli {
+namespace {
 
-EmbeddedHub::EmbeddedHub(const std::string& socket_path, const std::string& name,
-                         const std::string& log_path, bool persistent)
-    : socket_path_(socket_path), persistent_(persistent) {
-    const std::string token_path = token_path_for_socket(socket_path);
-    if (persistent) {
+std::string load_or_create_secret(const std::string& path) {
+    if (!path.empty()) {
         try {
-            secret_ = read_private_file(token_path);
+            const auto secret = read_private_file(path);
+            if (secret.size() >= 32) return secret;
         } catch (const std::exception&) {
-            secret_.clear();
+            // first start: made below
         }
     }
-    if (secret_.size() < 32) {
-        secret_ = wire::random_hex(32);
-        write_private_file(token_path, secret_ + "\n");
+    const auto secret = wire::random_hex(32);
+    if (!path.empty()) write_private_file(path, secret + "\n");
+    return secret;
+}
+
+}  // namespace
+
+EmbeddedHub::EmbeddedHub(EmbeddedHubConfig config) : config_(std::move(config)) {
+    secret_ = load_or_create_secret(config_.secret_path);
+    if (!config_.socket_path.empty()) {
+        write_private_file(token_path_for_socket(config_.socket_path), secret_ + "\n");
     }
-    log_ = log_path.empty() ? stderr : std::fopen(log_path.c_str(), "ae");
+    log_ = config_.log_path.empty() ? stderr : std::fopen(config_.log_path.c_str(), "ae");
     std::FILE* log = log_ != nullptr ? log_ : stderr;
-    hub::HubOptions options;
-    options.socket_path = socket_path;
+    hub::HubOptions options = config_.network;
+    options.socket_path = config_.socket_path;
     options.secret = secret_;
-    options.name = name;
+    options.name = config_.name;
     options.log = [log](const std::string& line) {
         char stamp[32];
         const std::time_t now = std::time(nullptr);
@@ -48,8 +55,10 @@ EmbeddedHub::~EmbeddedHub() {
     // stop() posts the shutdown; let it run, then end the loop.
     asio::post(io_, [this] { io_.stop(); });
     thread_.join();
-    ::unlink(socket_path_.c_str());
-    if (!persistent_) ::unlink(token_path_for_socket(socket_path_).c_str());
+    if (!config_.socket_path.empty()) {
+        ::unlink(config_.socket_path.c_str());
+        ::unlink(token_path_for_socket(config_.socket_path).c_str());
+    }
     if (log_ != nullptr && log_ != stderr) std::fclose(log_);
 }
 

@@ -10,30 +10,35 @@
 
 namespace dpdb::cli {
 
+struct EmbeddedHubConfig {
+    std::string socket_path;  // Unix socket (empty: none); its secret is also written beside it
+    std::string name;
+    std::string log_path;  // empty: stderr
+    // Where the secret is kept across restarts (0600); empty: a fresh secret, removed at the end.
+    std::string secret_path;
+    hub::HubOptions network;  // TCP, TLS and store settings
+};
+
 class EmbeddedHub {
   public:
-    // Listens on socket_path with a secret kept in the 0600 file beside it; logs to log_path, or
-    // stderr if empty. A persistent hub reuses and keeps its secret, so that agents and clients
-    // can come back after a restart; a private one makes a fresh secret and removes it at the end.
-    EmbeddedHub(const std::string& socket_path, const std::string& name,
-                const std::string& log_path, bool persistent);
+    explicit EmbeddedHub(EmbeddedHubConfig config);
     ~EmbeddedHub();  // stops the hub and removes its socket
     EmbeddedHub(const EmbeddedHub&) = delete;
     EmbeddedHub& operator=(const EmbeddedHub&) = delete;
 
-    const std::string& socket_path() const { return socket_path_; }
+    const std::string& socket_path() const { return config_.socket_path; }
     const std::string& secret() const { return secret_; }
+    int tcp_port() const { return hub_->tcp_port(); }
     // Blocks until SIGINT or SIGTERM; the caller blocks both before constructing the hub.
     void wait_for_signal();
 
   private:
-    std::string socket_path_;
+    EmbeddedHubConfig config_;
     std::string secret_;
     asio::io_context io_;
     std::unique_ptr<hub::Hub> hub_;
     std::thread thread_;
     std::FILE* log_ = nullptr;
-    bool persistent_;
 };
 
 }  // namespace dpdb::cli

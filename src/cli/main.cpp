@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
     std::setlocale(LC_CTYPE, "");
     CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
     app.require_subcommand(1);
+    app.fallthrough();  // --hub may follow the subcommand: `dpdb ls --hub ADDR`
     std::string hub;
     app.add_option("--hub", hub, "hub address (unix:/path or tcp://host:port); default DPDB_HUB")
         ->envname("DPDB_HUB");
@@ -23,13 +24,21 @@ int main(int argc, char** argv) {
     // Everything from the program on is the program's: `dpdb run prog.py --port 1` must not
     // read --port.
     run_cmd->prefix_command();
-    run_cmd->footer("Usage: dpdb run [OPTIONS] prog.py [ARGS...]  |  dpdb run [OPTIONS] -m MODULE [ARGS...]");
+    run_cmd->footer(
+        "Usage: dpdb run [OPTIONS] prog.py [ARGS...]  |  dpdb run [OPTIONS] -m MODULE [ARGS...]");
 
-    std::string socket_path;
-    bool quiet = false;
+    dpdb::cli::HubCommandOptions hub_options;
     auto* hub_cmd = app.add_subcommand("hub", "run a standalone hub");
-    hub_cmd->add_option("--socket", socket_path, "Unix socket path (default: in the runtime dir)");
-    hub_cmd->add_flag("-q,--quiet", quiet, "print only the address");
+    hub_cmd->add_option("--socket", hub_options.socket_path,
+                        "Unix socket path (default: hub.sock in the runtime dir)");
+    hub_cmd->add_option("--listen", hub_options.listen, "also listen on TCP HOST:PORT (TLS)");
+    hub_cmd->add_option("--tls-cert", hub_options.tls_cert,
+                        "PEM certificate (default: self-signed, made at first start)");
+    hub_cmd->add_option("--tls-key", hub_options.tls_key, "PEM private key for --tls-cert");
+    hub_cmd->add_flag("--insecure", hub_options.insecure, "plain TCP without TLS");
+    hub_cmd->add_option("--state-dir", hub_options.state_dir,
+                        "secret, certificate and store (default: ~/.local/state/dpdb/hub)");
+    hub_cmd->add_flag("-q,--quiet", hub_options.quiet, "print only the addresses");
 
     bool json = false;
     auto* ls_cmd = app.add_subcommand("ls", "list processes and paused sessions");
@@ -52,7 +61,7 @@ int main(int argc, char** argv) {
             for (const auto& extra : run_cmd->remaining()) run.args.push_back(extra);
             return dpdb::cli::run_command(run);
         }
-        if (*hub_cmd) return dpdb::cli::hub_command(socket_path, quiet);
+        if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
         if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
         if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
     } catch (const std::exception& error) {

@@ -138,10 +138,11 @@ int run_command(const RunOptions& options) {
     } else {
         const std::string program =
             options.module.empty() ? options.args.front() : "-m " + options.module;
-        embedded = std::make_unique<EmbeddedHub>(dir + "/run-" + run_id + ".sock",
-                                                 "run " + run_id + ": " + program,
-                                                 dir + "/run-" + run_id + ".log",
-                                                 /*persistent=*/false);
+        EmbeddedHubConfig config;
+        config.socket_path = dir + "/run-" + run_id + ".sock";
+        config.name = "run " + run_id + ": " + program;
+        config.log_path = dir + "/run-" + run_id + ".log";
+        embedded = std::make_unique<EmbeddedHub>(std::move(config));
         target.address.path = embedded->socket_path();
         target.secret = embedded->secret();
     }

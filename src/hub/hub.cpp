@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "hub/connection.hpp"
 #include "hub/registry.hpp"
+#include "hub/store.hpp"
 #include "wire/auth.hpp"
 #include "wire/tls.hpp"
 
@@ -28,7 +30,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
           unix_acceptor_(io),
           tcp_acceptor_(io),
           tls_(asio::ssl::context::tls_server),
-          options_(std::move(options)) {
+          options_(std::move(options)),
+          store_(options_.store_path) {
         if (!options_.log) options_.log = [](const std::string&) {};
     }
 
@@ -87,7 +90,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 if (ec == asio::error::operation_aborted) return;
                 if (!ec) {
                     self->admit(std::make_unique<PlainStream<asio::local::stream_protocol::socket>>(
-                        std::move(socket)));
+                                    std::move(socket)),
+                                false);
                 }
                 self->accept_unix();
             });
@@ -102,20 +106,20 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             });
     }
 
-    // TLS first (unless --insecure), bounded in time like the handshake that follows it.
+    // TLS first (unless --insecure), bounded in time like the handshake that follows it. From
+    // here until it authenticates, a TCP connection holds a place in the flood limit.
     void secure(asio::ip::tcp::socket socket) {
+        asio::error_code ec;
+        const auto endpoint = socket.remote_endpoint(ec);
+        const std::string peer = ec ? "tcp" : endpoint.address().to_string();
+        if (!admissible(peer)) return;  // the socket closes as it goes out of scope
+        ++unauthenticated_[peer];
         if (options_.insecure) {
-            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)));
+            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)), true);
             return;
         }
         auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
             std::make_unique<TlsStream>(std::move(socket), tls_));
-        const std::string peer = (*stream)->peer();
-        if (!gate(peer)) {
-            (*stream)->close();
-            return;
-        }
-        ++unauthenticated_[peer];
         auto timer = std::make_shared<asio::steady_timer>(io_, kHandshakeTimeout);
         timer->async_wait([stream](const asio::error_code& ec) {
             if (!ec && *stream) (*stream)->close();
@@ -124,46 +128,60 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             asio::ssl::stream_base::server,
             [self = shared_from_this(), stream, timer, peer](const asio::error_code& ec) {
                 timer->cancel();
-                self->release(peer);
-                if (ec) {
-                    self->options_.log("TLS handshake with " + peer + " failed: " + ec.message());
+                std::string failure = ec ? ec.message() : "";
+                if (!ec) {
+                    try {
+                        (*stream)->set_binding(
+                            wire::channel_binding((*stream)->stream().native_handle()));
+                    } catch (const std::exception& error) {
+                        failure = error.what();
+                    }
+                }
+                if (!failure.empty()) {
+                    self->options_.log("TLS handshake with " + peer + " failed: " + failure);
                     (*stream)->close();
+                    self->release(peer);
                     return;
                 }
-                try {
-                    (*stream)->set_binding(
-                        wire::channel_binding((*stream)->stream().native_handle()));
-                } catch (const std::exception& error) {
-                    self->options_.log(std::string("TLS with ") + peer + ": " + error.what());
-                    (*stream)->close();
-                    return;
-                }
-                self->admit(std::move(*stream));
+                self->admit(std::move(*stream), true);
             });
     }
 
     // Connection floods: a bound on connections that have not authenticated yet, in all and per
-    // peer address. Peers that keep failing authentication are shut out for a while.
-    bool gate(const std::string& peer) {
-        const auto now = std::chrono::steady_clock::now();
-        if (auto it = failures_.find(peer);
-            it != failures_.end() && it->second.blocked_until > now) {
-            options_.log("refused connection from " + peer + ": too many failed authentications");
-            return false;
-        }
+    // peer address; beyond it new ones are closed at once, with a log line a second at most.
+    bool admissible(const std::string& peer) {
         std::size_t total = 0;
         for (const auto& [address, count] : unauthenticated_) total += count;
-        if (total >= kMaxUnauthenticated || unauthenticated_[peer] >= kMaxUnauthenticatedPerPeer) {
-            options_.log("refused connection from " + peer +
-                         ": too many unauthenticated connections");
-            return false;
+        if (total < kMaxUnauthenticated && unauthenticated_[peer] < kMaxUnauthenticatedPerPeer) {
+            return true;
         }
-        return true;
+        const auto now = std::chrono::steady_clock::now();
+        ++flood_dropped_;
+        if (now - flood_logged_ >= std::chrono::seconds(1)) {
+            options_.log("connection flood: dropped " + std::to_string(flood_dropped_) +
+                         " connection(s), the last from " + peer + " (" + std::to_string(total) +
+                         " unauthenticated open)");
+            flood_logged_ = now;
+            flood_dropped_ = 0;
+        }
+        return false;
     }
 
     void release(const std::string& peer) {
         auto it = unauthenticated_.find(peer);
         if (it != unauthenticated_.end() && --it->second == 0) unauthenticated_.erase(it);
+    }
+
+    // Peers that keep failing authentication are refused for a while, with the reason.
+    std::optional<std::string> blocked(const std::string& peer) {
+        const auto it = failures_.find(peer);
+        const auto now = std::chrono::steady_clock::now();
+        if (it == failures_.end() || it->second.blocked_until <= now) return std::nullopt;
+        const auto left =
+            std::chrono::duration_cast<std::chrono::seconds>(it->second.blocked_until - now)
+                .count();
+        return "too many failed authentications from " + peer + "; try again in " +
+               std::to_string(left + 1) + " s";
     }
 
     void record_failure(const std::string& peer) {
@@ -180,14 +198,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    void admit(std::unique_ptr<Stream> stream) {
+    void admit(std::unique_ptr<Stream> stream, bool counted) {
         const std::string peer = stream->peer();
-        const bool counted = stream->binding().empty() && peer != "unix";
-        if (peer != "unix" && stream->binding().empty() && !gate(peer)) {
-            stream->close();
-            return;
-        }
-        if (counted) ++unauthenticated_[peer];
         auto connection = std::make_shared<Connection>(std::move(stream), next_connection_id_++);
         connections_[connection->id()] = connection;
         connection->nonce = wire::random_hex(16);
@@ -200,6 +212,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             [weak](const ConnectionPtr& c, const std::string& reason) {
                 if (auto self = weak.lock()) self->on_close(c, reason);
             });
+        if (const auto reason = blocked(peer)) return refuse(connection, *reason);
         connection->send(
             make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
     }
@@ -406,7 +419,15 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 close_session(*registry_.session(id),
                               "process " + pid.dump() + " went away (" + reason + ")");
             }
-            if (gone) publish("process_exit", {{"pid", pid}, {"reason", reason}});
+            if (gone) {
+                Json record = gone->info;
+                record["reason"] = reason;
+                record["ended"] = std::chrono::duration<double>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count();
+                store_.record_exit(record);
+                publish("process_exit", {{"pid", pid}, {"reason", reason}});
+            }
         } else if (peer->role == Role::Client) {
             std::vector<std::int64_t> attached;
             for (const auto& [id, session] : registry_.sessions()) {
@@ -449,7 +470,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     int tcp_port_ = -1;
     std::map<std::string, std::size_t> unauthenticated_;  // by peer address
     std::map<std::string, Failures> failures_;
+    std::chrono::steady_clock::time_point flood_logged_;
+    std::size_t flood_dropped_ = 0;
     Registry registry_;
+    Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;
     std::uint64_t next_connection_id_ = 1;
@@ -466,6 +490,10 @@ void Hub::start() {
 
 void Hub::stop() {
     impl_->stop();
+}
+
+int Hub::tcp_port() const {
+    return impl_->tcp_port();
 }
 
 }  // namespace dpdb::hub

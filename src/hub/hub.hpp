@@ -19,9 +19,10 @@ struct HubOptions {
     int tcp_port = -1;
     std::string tls_cert;  // PEM files for TCP; both required unless insecure
     std::string tls_key;
-    bool insecure = false;  // plain TCP
-    std::string secret;     // the shared secret every peer must prove it holds
-    std::string name;       // shown to clients ("run 1234", "hub")
+    bool insecure = false;                // plain TCP
+    std::string store_path = ":memory:";  // SQLite file for what survives a restart
+    std::string secret;                   // the shared secret every peer must prove it holds
+    std::string name;                     // shown to clients ("run 1234", "hub")
     std::function<void(const std::string&)> log;  // one line per call
 };
 

@@ -59,6 +59,11 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
         }
     } guard{channel};
     const auto challenge = channel.receive(kHandshakeTimeoutMs);
+    if (challenge && challenge->type == "refused") {
+        channel.close();
+        throw std::runtime_error("hub at " + address.to_string() +
+                                 " refused the connection: " + challenge->str("reason"));
+    }
     if (!challenge || challenge->type != "challenge") {
         channel.close();
         throw std::runtime_error("hub at " + address.to_string() + " did not send a challenge");

@@ -1,0 +1,39 @@
+// What a hub keeps across restarts, in SQLite: global breakpoints and the record of processes
+// that ended (how, and their last stacks). Processes and sessions themselves are soft state that
+// agents re-register.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "wire/message.hpp"
+
+struct sqlite3;
+
+namespace dpdb::hub {
+
+class Store {
+  public:
+    // ":memory:" for a hub that keeps nothing (dpdb run's private one). Throws std::runtime_error.
+    explicit Store(const std::string& path);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    // A global breakpoint: {"spec": "file.py:12" or "function", "condition": "..."}. Returns its
+    // id, which stays the same across restarts.
+    std::int64_t add_breakpoint(const wire::Json& breakpoint);
+    bool remove_breakpoint(std::int64_t id);
+    void clear_breakpoints();
+    wire::Json breakpoints() const;  // [{"id", "spec", "condition", "created"}...]
+
+    // A process that ended: its description plus "status"/"signal"/"reason"/"stacks"/"ended".
+    void record_exit(const wire::Json& process);
+    wire::Json exits(int limit) const;  // newest first
+
+  private:
+    void exec(const char* sql) const;
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace dpdb::hub
