@@ -61,6 +61,7 @@ class SessionConsole:
     # --- session life ---------------------------------------------------------------------
 
     def open(self, info):
+        _process.refresh()
         if self.sid is None:
             self.sid = _agent.open_session(json.dumps(info))
             self.attached = False

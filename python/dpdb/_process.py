@@ -61,20 +61,33 @@ def hub_description():
 
 
 _start_lock = threading.Lock()
+_announced_tags = None
 
 
 def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
         return False
+    global _announced_tags
     with _start_lock:
         if not _agent.started():
+            _announced_tags = tags()
             secret = os.environ.get("DPDB_TOKEN", "")
             if not secret and os.environ.get("DPDB_TOKEN_FILE"):
                 with open(os.environ["DPDB_TOKEN_FILE"]) as f:
                     secret = f.read().strip()
             return _agent.start(os.environ["DPDB_HUB"], secret, json.dumps(describe()), wait)
     return _agent.wait_connected(wait)
+
+
+def refresh():
+    """Tell the hub if this process's tags changed since it said who it is: frameworks often set
+    RANK and the like after start-up, before the code that stops runs."""
+    global _announced_tags
+    current = tags()
+    if current != _announced_tags and _agent.started():
+        _announced_tags = current
+        _agent.update_process(json.dumps(describe()))
 
 
 def _after_fork_in_child():

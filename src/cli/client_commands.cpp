@@ -86,7 +86,8 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         }
         for (const auto& target : targets) {
             try {
-                for (const auto& s : list_hub(target)["sessions"]) {
+                const auto listing = list_hub(target);  // kept: the loop reads inside it
+                for (const auto& s : listing["sessions"]) {
                     if (wanted == 0 || s.value("sid", 0LL) == wanted)
                         found.emplace_back(&target, s);
                 }

@@ -175,13 +175,17 @@ int run_command(const RunOptions& options) {
     console_options.run_id = run_id;
     console_options.program_running = [&program] { return program.running(); };
     Console console(channel, console_options);
-    const int console_status = console.run();
+    // The console ends early only if it lost the hub; the program runs on regardless (its
+    // sessions wait for the hub to come back), and its exit status is what `dpdb run` returns.
+    if (console.run() != 0 && program.running()) {
+        std::fprintf(stderr, "dpdb: the program runs on; its breakpoints wait for the hub\n");
+    }
 
     while (program.running()) ::usleep(50 * 1000);
     ::unlink((boot_dir + "/sitecustomize.py").c_str());
     ::rmdir(boot_dir.c_str());
     if (embedded) ::unlink((dir + "/run-" + run_id + ".log").c_str());
-    return console_status != 0 && *program.status == 0 ? console_status : *program.status;
+    return *program.status;
 }
 
 }  // namespace dpdb::cli

@@ -32,7 +32,10 @@ void Connection::read_more() {
         [self = shared_from_this()](const asio::error_code& ec, std::size_t size) {
             if (self->closed_) return;
             if (ec) {
-                self->close(ec == asio::error::eof ? "disconnected" : ec.message());
+                // A TLS peer that exits without close_notify has simply gone, like one at EOF.
+                const bool gone =
+                    ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+                self->close(gone ? "disconnected" : ec.message());
                 return;
             }
             self->decoder_.feed(self->read_buffer_.data(), size);
