@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
     // Everything from the program on is the program's: `dpdb run prog.py --port 1` must not
     // read --port.
     run_cmd->prefix_command();
+    // Not inherited from the app's fallthrough: the program and its arguments would fall through
+    // to `dpdb` itself, which rejects them.
+    run_cmd->fallthrough(false);
     run_cmd->footer(
         "Usage: dpdb run [OPTIONS] prog.py [ARGS...]  |  dpdb run [OPTIONS] -m MODULE [ARGS...]");
 
