@@ -458,8 +458,7 @@ int engine_attach(PyObject* dbg) {
     }
     st.fallback = s;
     if (sync_session(s) < 0) return -1;
-    if (engine_refresh() < 0) return -1;
-    return backend_thread_attached();
+    return engine_refresh();
 }
 
 int engine_update(PyObject* dbg) {

@@ -98,8 +98,6 @@ const char* backend_name();
 int backend_init();
 // Called after any change of breakpoints or stepping state.
 int backend_reconfigure();
-// Called from a thread that has just been given a session.
-int backend_thread_attached();
 // Whether a backend may use its fastest mechanism (PEP 523 on 3.9-3.11); no-op elsewhere.
 void backend_allow_gate(bool allowed);
 

@@ -388,10 +388,6 @@ int backend_reconfigure() {
     return 0;
 }
 
-int backend_thread_attached() {
-    return 0;
-}
-
 void backend_allow_gate(bool) {}
 
 }  // namespace dpdb::engine

@@ -232,10 +232,6 @@ int backend_reconfigure() {
     return 0;
 }
 
-int backend_thread_attached() {
-    return backend_reconfigure();
-}
-
 }  // namespace dpdb::engine
 
 #endif
