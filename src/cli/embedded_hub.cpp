@@ -1,5 +1,6 @@
 #include "cli/embedded_hub.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -28,6 +29,12 @@ std::string load_or_create_secret(const std::string& path) {
 }  // namespace
 
 EmbeddedHub::EmbeddedHub(EmbeddedHubConfig config) : config_(std::move(config)) {
+    // One descriptor per process of the job: a thousand workers must not hit the default 1024.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
     secret_ = load_or_create_secret(config_.secret_path);
     if (!config_.socket_path.empty()) {
         write_private_file(token_path_for_socket(config_.socket_path), secret_ + "\n");

@@ -43,7 +43,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unique_ptr<Stream> stream_;
     std::uint64_t id_;
     wire::FrameDecoder decoder_;
-    std::array<char, 65536> read_buffer_{};
+    // Small: a hub holds one per connection, and frames larger than it arrive in several reads.
+    std::array<char, 8192> read_buffer_{};
     std::deque<std::string> write_queue_;
     std::size_t queued_bytes_ = 0;
     // First the handshake deadline, then the bound on flushing at close.

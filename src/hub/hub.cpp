@@ -403,7 +403,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void on_close(const ConnectionPtr& peer, const std::string& reason) {
         connections_.erase(peer->id());
         if (peer->counted_unauthenticated) release(peer->stream().peer());
-        if (reason != "disconnected" && reason.rfind("refused", 0) != 0) {
+        if (reason != "disconnected" && reason != "hub stopping" &&
+            reason.rfind("refused", 0) != 0) {
             options_.log("dropped connection " + std::to_string(peer->id()) + ": " + reason);
         }
         subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
