@@ -27,6 +27,18 @@ struct HubCommandOptions {
 
 int hub_command(const HubCommandOptions& options);
 int ls_command(const std::string& hub, bool json);
+
+struct BreakOptions {
+    std::vector<std::string> args;  // FILE:LINE [if EXPR...] | FUNCTION | [ID] with --clear
+    bool list = false;
+    bool clear = false;
+};
+
+int break_command(const std::string& hub, const BreakOptions& options);
+int ps_command(const std::string& hub, bool json);
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json);
+int log_command(const std::string& hub, long long pid);
+int pause_command(const std::string& hub, long long pid, bool all_threads);
 int attach_command(const std::string& hub, const std::string& session, bool next);
 
 }  // namespace dpdb::cli

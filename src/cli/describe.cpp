@@ -89,6 +89,10 @@ std::string process_label(const wire::Json& item) {
     return label;
 }
 
+std::string short_command(const wire::Json& item) {
+    return short_argv(item);
+}
+
 std::string location(const wire::Json& session) {
     return basename(text(session, "file")) + ":" + text(session, "line") + " in " +
            text(session, "function") + "()";

@@ -9,6 +9,8 @@ namespace dpdb::cli {
 
 // "pid 1234 rank 0 worker.py" — what identifies a process at a glance.
 std::string process_label(const wire::Json& item);
+// The program's command line, shortened: "python3 train.py --lr 0.1"
+std::string short_command(const wire::Json& item);
 // "work.py:12 in compute()"
 std::string location(const wire::Json& session);
 // Tables as `dpdb ls` prints them.

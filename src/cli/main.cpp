@@ -53,6 +53,32 @@ int main(int argc, char** argv) {
     attach_cmd->add_option("session", session, "session number (default: the only one)");
     attach_cmd->add_flag("--next", next, "wait for the next breakpoint anywhere");
 
+    dpdb::cli::BreakOptions break_options;
+    auto* break_cmd = app.add_subcommand(
+        "break", "global breakpoints, armed in every process of the hub, now and later");
+    break_cmd->add_option("spec", break_options.args, "FILE:LINE [if EXPR] or FUNCTION");
+    break_cmd->add_flag("--list", break_options.list, "list them, with how many processes match");
+    break_cmd->add_flag("--clear", break_options.clear, "clear breakpoint ID, or all");
+    bool ps_json = false;
+    auto* ps_cmd = app.add_subcommand("ps", "the process tree: state, tags, exits and crashes");
+    ps_cmd->add_flag("--json", ps_json, "machine-readable output");
+    std::vector<std::string> stack_pids;
+    bool stacks_all = false;
+    bool stacks_json = false;
+    auto* stacks_cmd =
+        app.add_subcommand("stacks", "Python stacks of every thread, stopping nothing");
+    stacks_cmd->add_option("pids", stack_pids, "process ids (default: all)");
+    stacks_cmd->add_flag("--all", stacks_all, "every process (the default)");
+    stacks_cmd->add_flag("--json", stacks_json, "machine-readable output");
+    long long log_pid = 0;
+    auto* log_cmd = app.add_subcommand("log", "how an ended process ended, with its last stacks");
+    log_cmd->add_option("pid", log_pid, "process id")->required();
+    long long pause_pid = 0;
+    bool all_threads = false;
+    auto* pause_cmd = app.add_subcommand("pause", "stop a process at its next Python line");
+    pause_cmd->add_option("pid", pause_pid, "process id")->required();
+    pause_cmd->add_flag("--all-threads", all_threads, "a session for every thread");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -67,6 +93,11 @@ int main(int argc, char** argv) {
         if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
         if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
         if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
+        if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
+        if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);
+        if (*stacks_cmd) return dpdb::cli::stacks_command(hub, stack_pids, stacks_json);
+        if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
+        if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "dpdb: %s\n", error.what());
         return 2;

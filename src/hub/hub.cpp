@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -264,6 +265,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
              {"hub",
               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
         if (peer->role == Role::Agent) {
+            peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
             registry_.add_process(peer->id(), hello.has("proc") ? hello["proc"] : Json::object());
             publish("process_start", registry_.describe(*registry_.process(peer->id())));
         }
@@ -276,6 +278,24 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         if (type == "proc_update") {
             registry_.add_process(agent->id(), message["proc"]);
             publish("process_update", registry_.describe(*registry_.process(agent->id())));
+            return;
+        }
+        Process* process = registry_.process(agent->id());
+        if (type == "break_status") {
+            process->resolved_breakpoints = message["resolved"];
+            return;
+        }
+        if (type == "stacks_reply") return stacks_answered(agent->id(), message);
+        if (type == "exiting") {
+            process->ending = {{"status", message.num("status")}};
+            return;
+        }
+        if (type == "crash") {
+            process->ending = {{"signal", message.str("signal")},
+                               {"stacks", message.str("stacks")}};
+            publish("process_crash", {{"pid", process->info.value("pid", Json())},
+                                      {"signal", message.str("signal")},
+                                      {"argv", process->info.value("argv", Json())}});
             return;
         }
         if (!message.has("sid")) return protocol_violation(agent, type);
@@ -325,7 +345,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         if (type == "list") {
             client->send(make("listing", {{"id", message.num("id")},
                                           {"processes", registry_.processes_json()},
-                                          {"sessions", registry_.sessions_json()}}));
+                                          {"sessions", registry_.sessions_json()},
+                                          {"exited", store_.exits(kListedExits)}}));
             return;
         }
         if (type == "subscribe") {
@@ -337,6 +358,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return;
         }
         if (type == "attach") return attach(client, message);
+        if (type == "break_add" || type == "break_clear" || type == "break_list") {
+            return breakpoints_request(client, message);
+        }
+        if (type == "stacks") return stacks_request(client, message);
+        if (type == "pause_process") return pause_request(client, message);
+        if (type == "log") return log_request(client, message);
         if (type != "detach" && type != "input" && type != "complete" && type != "interrupt") {
             return protocol_violation(client, type);
         }
@@ -394,6 +421,167 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         publish("session_update", registry_.describe(session));
     }
 
+    // --- global breakpoints, stacks, pause, crash records (requests answered by "result") -----
+
+    void reply(const ConnectionPtr& client, const Message& request, bool ok,
+               const std::string& text, Json data = Json::object()) {
+        client->send(make(
+            "result",
+            {{"id", request.num("id")}, {"ok", ok}, {"message", text}, {"data", std::move(data)}}));
+    }
+
+    void breakpoints_request(const ConnectionPtr& client, const Message& message) {
+        const auto& type = message.type;
+        if (type == "break_add") {
+            const auto spec = message.str("spec");
+            if (spec.empty() || spec.size() > 4096) {
+                return reply(client, message, false, "a breakpoint needs FILE:LINE or FUNCTION");
+            }
+            const auto id =
+                store_.add_breakpoint({{"spec", spec}, {"condition", message.str("condition")}});
+            broadcast_breakpoints();
+            return reply(client, message, true, "breakpoint " + std::to_string(id) + " at " + spec,
+                         {{"bp", id}});
+        }
+        if (type == "break_clear") {
+            const auto bp = message.num("bp");
+            if (bp == 0) {
+                store_.clear_breakpoints();
+            } else if (!store_.remove_breakpoint(bp)) {
+                return reply(client, message, false, "no breakpoint " + std::to_string(bp));
+            }
+            broadcast_breakpoints();
+            return reply(
+                client, message, true,
+                bp == 0 ? "cleared every breakpoint" : "cleared breakpoint " + std::to_string(bp));
+        }
+        Json listed = Json::array();
+        for (auto bp : store_.breakpoints()) {
+            int processes = 0;
+            for (const auto& [connection, process] : registry_.processes()) {
+                for (const auto& id : process.resolved_breakpoints) {
+                    if (id == bp["id"]) ++processes;
+                }
+            }
+            bp["processes"] = processes;
+            listed.push_back(std::move(bp));
+        }
+        reply(client, message, true, "", {{"breakpoints", std::move(listed)}});
+    }
+
+    void broadcast_breakpoints() {
+        const auto update = make("breakpoints", {{"list", store_.breakpoints()}});
+        for (const auto& [connection, process] : registry_.processes()) {
+            if (auto agent = this->connection(connection)) agent->send(update);
+        }
+    }
+
+    struct StacksRequest {
+        std::uint64_t client = 0;
+        std::int64_t client_request = 0;
+        std::set<std::uint64_t> waiting;  // agents that have not answered
+        Json processes = Json::array();
+        std::chrono::steady_clock::time_point deadline;
+    };
+
+    void stacks_request(const ConnectionPtr& client, const Message& message) {
+        StacksRequest request;
+        request.client = client->id();
+        request.client_request = message.num("id");
+        request.deadline = std::chrono::steady_clock::now() + kStacksTimeout;
+        std::vector<std::uint64_t> agents;
+        if (message["pids"].empty()) {
+            for (const auto& [connection, process] : registry_.processes())
+                agents.push_back(connection);
+        }
+        for (const auto& pid : message["pids"]) {
+            const auto connection =
+                pid.is_number_integer() ? registry_.connection_of_pid(pid.get<std::int64_t>()) : 0;
+            if (connection == 0) {
+                request.processes.push_back(
+                    {{"pid", pid},
+                     {"error", "no such process under this hub (gone, or never here)"}});
+            } else {
+                agents.push_back(connection);
+            }
+        }
+        const auto req = next_stacks_request_++;
+        for (auto connection : agents) {
+            if (auto agent = this->connection(connection)) {
+                request.waiting.insert(connection);
+                agent->send(make("stacks_request", {{"req", req}}));
+            }
+        }
+        stacks_requests_[req] = std::move(request);
+        auto timer = std::make_shared<asio::steady_timer>(io_, kStacksTimeout);
+        timer->async_wait([self = shared_from_this(), timer](const asio::error_code&) {
+            self->finish_stacks_requests();
+        });
+        finish_stacks_requests();
+    }
+
+    void stacks_answered(std::uint64_t agent, const Message& message) {
+        const auto it = stacks_requests_.find(message.num("req"));
+        if (it == stacks_requests_.end() || it->second.waiting.erase(agent) == 0) return;
+        Json entry = registry_.describe(*registry_.process(agent));
+        entry["stacks"] = message["stacks"];
+        it->second.processes.push_back(std::move(entry));
+        finish_stacks_requests();
+    }
+
+    // Answers every request whose agents have all answered or whose time is up.
+    void finish_stacks_requests() {
+        const auto now = std::chrono::steady_clock::now();
+        for (auto it = stacks_requests_.begin(); it != stacks_requests_.end();) {
+            auto& request = it->second;
+            if (!request.waiting.empty() && now < request.deadline) {
+                ++it;
+                continue;
+            }
+            for (auto connection : request.waiting) {
+                Json entry = registry_.process(connection) != nullptr
+                                 ? registry_.describe(*registry_.process(connection))
+                                 : Json::object();
+                entry["error"] = "no answer within 1 s";
+                request.processes.push_back(std::move(entry));
+            }
+            if (auto client = connection(request.client)) {
+                client->send(make("result", {{"id", request.client_request},
+                                             {"ok", true},
+                                             {"message", ""},
+                                             {"data", {{"processes", request.processes}}}}));
+            }
+            it = stacks_requests_.erase(it);
+        }
+    }
+
+    void pause_request(const ConnectionPtr& client, const Message& message) {
+        const auto pid = message.num("pid");
+        const auto connection = registry_.connection_of_pid(pid);
+        auto agent = this->connection(connection);
+        if (!agent)
+            return reply(client, message, false,
+                         "no process " + std::to_string(pid) + " under this hub");
+        agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
+        reply(client, message, true,
+              "pausing pid " + std::to_string(pid) + " at its next Python line");
+    }
+
+    void log_request(const ConnectionPtr& client, const Message& message) {
+        const auto pid = message.num("pid");
+        if (registry_.connection_of_pid(pid) != 0) {
+            return reply(client, message, false,
+                         "pid " + std::to_string(pid) + " is still running; `dpdb stacks " +
+                             std::to_string(pid) + "` shows where");
+        }
+        for (const auto& record : store_.exits(kListedExits * 10)) {
+            if (record.value("pid", std::int64_t{-1}) == pid) {
+                return reply(client, message, true, "", {{"process", record}});
+            }
+        }
+        reply(client, message, false, "no record of pid " + std::to_string(pid) + " at this hub");
+    }
+
     // --- both ---------------------------------------------------------------------------------
 
     void protocol_violation(const ConnectionPtr& peer, const std::string& what) {
@@ -423,11 +611,23 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             if (gone) {
                 Json record = gone->info;
                 record["reason"] = reason;
+                if (gone->ending.is_object()) {
+                    record.update(gone->ending);
+                } else {
+                    record["vanished"] = true;  // no word before the connection dropped
+                }
                 record["ended"] = std::chrono::duration<double>(
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count();
                 store_.record_exit(record);
                 publish("process_exit", {{"pid", pid}, {"reason", reason}});
+                for (auto& [id, request] : stacks_requests_) {
+                    if (request.waiting.erase(peer->id()) > 0) {
+                        request.processes.push_back(
+                            {{"pid", pid}, {"error", "exited before answering"}});
+                    }
+                }
+                finish_stacks_requests();
             }
         } else if (peer->role == Role::Client) {
             std::vector<std::int64_t> attached;
@@ -457,6 +657,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         std::chrono::steady_clock::time_point blocked_until;
     };
     static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+    static constexpr auto kStacksTimeout = std::chrono::seconds(1);
+    static constexpr int kListedExits = 200;
     static constexpr std::size_t kMaxUnauthenticated = 256;
     static constexpr std::size_t kMaxUnauthenticatedPerPeer = 32;
     static constexpr int kMaxFailures = 5;
@@ -477,6 +679,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;
+    std::map<std::int64_t, StacksRequest> stacks_requests_;
+    std::int64_t next_stacks_request_ = 1;
     std::uint64_t next_connection_id_ = 1;
 };
 

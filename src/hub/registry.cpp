@@ -13,8 +13,12 @@ double now_seconds() {
 }  // namespace
 
 void Registry::add_process(std::uint64_t connection, wire::Json info) {
-    if (!info.contains("since")) info["since"] = now_seconds();
-    processes_[connection] = Process{connection, std::move(info)};
+    auto& process = processes_[connection];
+    // An update keeps the time the process first registered.
+    const auto& first = process.info.is_object() ? process.info : info;
+    info["since"] = first.value("since", now_seconds());
+    process.connection = connection;
+    process.info = std::move(info);
 }
 
 std::optional<Process> Registry::remove_process(std::uint64_t connection) {
@@ -28,6 +32,18 @@ std::optional<Process> Registry::remove_process(std::uint64_t connection) {
 const Process* Registry::process(std::uint64_t connection) const {
     const auto it = processes_.find(connection);
     return it == processes_.end() ? nullptr : &it->second;
+}
+
+Process* Registry::process(std::uint64_t connection) {
+    const auto it = processes_.find(connection);
+    return it == processes_.end() ? nullptr : &it->second;
+}
+
+std::uint64_t Registry::connection_of_pid(std::int64_t pid) const {
+    for (const auto& [connection, process] : processes_) {
+        if (process.info.value("pid", std::int64_t{-1}) == pid) return connection;
+    }
+    return 0;
 }
 
 Session& Registry::open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info) {

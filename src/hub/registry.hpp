@@ -13,6 +13,8 @@ namespace dpdb::hub {
 struct Process {
     std::uint64_t connection = 0;
     wire::Json info;  // pid, ppid, host, argv, python, tags, ... as the agent described itself
+    wire::Json resolved_breakpoints = wire::Json::array();  // global ones that match its code
+    wire::Json ending;  // what the agent said as it ended: {"status"} or {"signal", "stacks"}
 };
 
 struct Session {
@@ -29,6 +31,10 @@ class Registry {
     // Removes the process; its sessions stay until the caller closes them.
     std::optional<Process> remove_process(std::uint64_t connection);
     const Process* process(std::uint64_t connection) const;
+    Process* process(std::uint64_t connection);
+    // The connection of the live process with this pid, or 0.
+    std::uint64_t connection_of_pid(std::int64_t pid) const;
+    const std::map<std::uint64_t, Process>& processes() const { return processes_; }
 
     Session& open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info);
     Session* session(std::int64_t id);

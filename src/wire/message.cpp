@@ -39,6 +39,13 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"session_update", {{"sid", Kind::Int}, {"info", Kind::Object}}},
         {"session_close", {{"sid", Kind::Int}, {"reason", Kind::String}}},
         {"proc_update", {{"proc", Kind::Object}}},
+        // Which global breakpoints resolve to code in this process (ids).
+        {"break_status", {{"resolved", Kind::Array}}},
+        // The answer to a stacks request: every thread's Python stack, without pausing any.
+        {"stacks_reply", {{"req", Kind::Int}, {"stacks", Kind::Object}}},
+        // The process is ending: exit status, or the fatal signal and its threads' stacks.
+        {"exiting", {{"status", Kind::Int}}},
+        {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
         // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
         {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
         // A nested prompt (interact, commands, input()) takes Ctrl-D as end of input; at pdb's
@@ -57,11 +64,31 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Hub -> agent, and client -> hub.
         {"attach", {{"sid", Kind::Int}, {"cols", Kind::Int}}},
         {"detach", {{"sid", Kind::Int}}},
+        // Hub -> agent: the whole set of global breakpoints, at connect and on every change.
+        {"breakpoints", {{"list", Kind::Array}}},
+        {"stacks_request", {{"req", Kind::Int}}},
+        {"pause", {{"all_threads", Kind::Bool}}},
         // Client -> hub.
         {"list", {{"id", Kind::Int}}},
         {"subscribe", {}},
+        // Requests answered by a "result" with the same id.
+        {"break_add", {{"id", Kind::Int}, {"spec", Kind::String}, {"condition", Kind::String}}},
+        {"break_clear", {{"id", Kind::Int}, {"bp", Kind::Int}}},  // bp 0: all
+        {"break_list", {{"id", Kind::Int}}},
+        {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
+        {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
+        {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // Hub -> client.
-        {"listing", {{"id", Kind::Int}, {"processes", Kind::Array}, {"sessions", Kind::Array}}},
+        {"listing",
+         {{"id", Kind::Int},
+          {"processes", Kind::Array},
+          {"sessions", Kind::Array},
+          {"exited", Kind::Array, false}}},
+        {"result",
+         {{"id", Kind::Int},
+          {"ok", Kind::Bool},
+          {"message", Kind::String},
+          {"data", Kind::Object, false}}},
         {"event", {{"kind", Kind::String}, {"data", Kind::Object}}},
         {"attached", {{"sid", Kind::Int}, {"session", Kind::Object}}},
         {"detached", {{"sid", Kind::Int}, {"reason", Kind::String}}},

@@ -163,9 +163,12 @@ class HubTest : public ::testing::Test {
         return channel;
     }
 
+    // An agent as it starts: connected, and told the global breakpoints (none here).
     std::unique_ptr<Channel> connect_agent(const Json& proc) {
         auto channel = std::make_unique<Channel>();
         Channel::connect(*channel, address(), kSecret, "agent", proc);
+        const auto breakpoints = channel->receive(kWaitMs);
+        EXPECT_TRUE(breakpoints && breakpoints->type == "breakpoints");
         return channel;
     }
 

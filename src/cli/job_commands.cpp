@@ -1,0 +1,278 @@
+// dpdb break, ps, stacks, log, pause: questions and orders about a whole job, asked of its hub.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "cli/describe.hpp"
+#include "cli/hub_locator.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr int kAnswerTimeoutMs = 10000;
+
+// One hub, for orders: with several running, the user must say which.
+HubTarget single_hub(const std::string& hub) {
+    auto targets = locate_hubs(hub);
+    if (targets.size() > 1) {
+        std::string names;
+        for (const auto& t : targets) names += "\n  " + t.address.to_string();
+        throw std::runtime_error("several hubs are running; say which with --hub:" + names);
+    }
+    return targets.front();
+}
+
+// Sends a request and returns the hub's "result" for it; throws on no answer.
+wire::Message ask(const HubTarget& target, std::string_view type, wire::Json fields) {
+    wire::Channel channel;
+    connect_client(channel, target);
+    fields["id"] = 1;
+    channel.send(wire::make(type, std::move(fields)));
+    for (;;) {
+        auto answer = channel.receive(kAnswerTimeoutMs);
+        if (!answer)
+            throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
+        if (answer->type == "result" || answer->type == "error") return *answer;
+    }
+}
+
+int report(const wire::Message& result) {
+    if (result.type == "error") {
+        std::fprintf(stderr, "dpdb: %s\n", result.str("message").c_str());
+        return 2;
+    }
+    const bool ok = result["ok"].get<bool>();
+    const auto text = result.str("message");
+    if (!text.empty()) std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "dpdb: %s\n", text.c_str());
+    return ok ? 0 : 2;
+}
+
+std::string signal_name(int number) {
+    const char* abbrev = sigabbrev_np(number);
+    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(number);
+}
+
+// An exit status in words where it has a usual meaning.
+std::string explain_status(long status) {
+    std::string text = "exited with status " + std::to_string(status);
+    if (status > 128 && status < 128 + 65) {
+        const int number = static_cast<int>(status - 128);
+        text += " (" + signal_name(number);
+        if (number == SIGKILL) text += ", often the OOM killer";
+        text += ")";
+    }
+    return text;
+}
+
+std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Json>& sessions) {
+    if (p.value("exited", false)) {
+        if (p.contains("signal")) return "crashed: " + p["signal"].get<std::string>();
+        if (p.contains("status")) return explain_status(p["status"].get<long>());
+        return "vanished without a word (killed: SIGKILL, or the OOM killer)";
+    }
+    std::string paused;
+    std::set<std::string> threads;
+    for (const auto& id : p.value("sessions", wire::Json::array())) {
+        const auto it = sessions.find(id.get<std::int64_t>());
+        if (it == sessions.end()) continue;
+        if (paused.empty()) paused = location(it->second);
+        threads.insert(it->second.value("thread", std::string("?")));
+    }
+    if (paused.empty()) return "running";
+    std::string names;
+    for (const auto& t : threads) names += (names.empty() ? "" : ", ") + t;
+    return "paused at " + paused + " (" + names + ")";
+}
+
+}  // namespace
+
+int break_command(const std::string& hub, const BreakOptions& options) {
+    const auto target = single_hub(hub);
+    if (options.list) {
+        const auto result = ask(target, "break_list", wire::Json::object());
+        if (result.type != "result") return report(result);
+        const auto& all = result["data"]["breakpoints"];
+        if (all.empty()) {
+            std::printf("no global breakpoints\n");
+            return 0;
+        }
+        for (const auto& bp : all) {
+            const int processes = bp.value("processes", 0);
+            std::string where = processes == 0 ? "pending, 0 processes"
+                                               : std::to_string(processes) + " process(es)";
+            std::string condition = bp.value("condition", std::string());
+            std::printf("%-4lld %s%s  [%s]\n", static_cast<long long>(bp["id"].get<std::int64_t>()),
+                        bp["spec"].get<std::string>().c_str(),
+                        condition.empty() ? "" : (" if " + condition).c_str(), where.c_str());
+        }
+        return 0;
+    }
+    if (options.clear) {
+        long long id = 0;
+        if (!options.args.empty()) {
+            try {
+                id = std::stoll(options.args.front());
+            } catch (const std::exception&) {
+                std::fprintf(stderr, "dpdb: break --clear takes a breakpoint number\n");
+                return 2;
+            }
+        }
+        return report(ask(target, "break_clear", {{"bp", id}}));
+    }
+    if (options.args.empty()) {
+        std::fprintf(stderr,
+                     "dpdb: break FILE:LINE [if EXPR] | FUNCTION | --list | --clear [ID]\n");
+        return 2;
+    }
+    std::string condition;
+    if (options.args.size() > 1) {
+        if (options.args[1] != "if" || options.args.size() < 3) {
+            std::fprintf(stderr, "dpdb: a condition is written `if EXPR`\n");
+            return 2;
+        }
+        for (std::size_t i = 2; i < options.args.size(); ++i) {
+            condition += (i > 2 ? " " : "") + options.args[i];
+        }
+    }
+    return report(
+        ask(target, "break_add", {{"spec", options.args.front()}, {"condition", condition}}));
+}
+
+int ps_command(const std::string& hub, bool json) {
+    wire::Json all = wire::Json::array();
+    std::map<std::int64_t, wire::Json> sessions;
+    for (const auto& target : locate_hubs(hub)) {
+        wire::Channel channel;
+        connect_client(channel, target);
+        channel.send(wire::make("list", {{"id", 1}}));
+        std::optional<wire::Message> listing;
+        while (!listing) {
+            auto m = channel.receive(kAnswerTimeoutMs);
+            if (!m)
+                throw std::runtime_error("hub at " + target.address.to_string() +
+                                         " did not answer");
+            if (m->type == "listing") listing = std::move(m);
+        }
+        std::set<std::int64_t> live;
+        for (auto p : (*listing)["processes"]) {
+            live.insert(p.value("pid", std::int64_t{-1}));
+            all.push_back(std::move(p));
+        }
+        for (const auto& s : (*listing)["sessions"]) sessions[s.value("sid", std::int64_t{0})] = s;
+        for (auto p : listing->body.value("exited", wire::Json::array())) {
+            if (live.count(p.value("pid", std::int64_t{-1})) != 0) continue;
+            p["exited"] = true;
+            all.push_back(std::move(p));
+        }
+    }
+    for (auto& p : all) p["state"] = state_of(p, sessions);
+    if (json) {
+        std::cout << all.dump(2) << "\n";
+        return 0;
+    }
+    // A tree by parent pid; processes whose parent is unknown are roots.
+    std::map<std::int64_t, std::vector<const wire::Json*>> children;
+    std::set<std::int64_t> known;
+    for (const auto& p : all) known.insert(p.value("pid", std::int64_t{-1}));
+    std::vector<const wire::Json*> roots;
+    for (const auto& p : all) {
+        const auto ppid = p.value("ppid", std::int64_t{-1});
+        if (known.count(ppid) != 0 && ppid != p.value("pid", std::int64_t{-1})) {
+            children[ppid].push_back(&p);
+        } else {
+            roots.push_back(&p);
+        }
+    }
+    std::printf("%-24s %-10s %-22s %-40s %s\n", "PID", "HOST", "TAGS", "STATE", "COMMAND");
+    std::function<void(const wire::Json*, const std::string&, bool, bool)> print;
+    print = [&](const wire::Json* p, const std::string& indent, bool last, bool root) {
+        const std::string branch = root ? "" : (last ? "└─ " : "├─ ");
+        const std::string pid = indent + branch + std::to_string(p->value("pid", std::int64_t{-1}));
+        wire::Json tagged = wire::Json::object();
+        tagged["tags"] = p->value("tags", wire::Json::object());
+        std::string tags = process_label(tagged);
+        tags = tags.size() > 7 ? tags.substr(8) : "";  // the bracketed tags after "pid "
+        std::printf("%-24s %-10s %-22s %-40s %s\n", pid.c_str(),
+                    p->value("host", std::string()).c_str(), tags.c_str(),
+                    (*p)["state"].get<std::string>().c_str(), short_command(*p).c_str());
+        const auto& kids = children[p->value("pid", std::int64_t{-1})];
+        for (std::size_t i = 0; i < kids.size(); ++i) {
+            print(kids[i], indent + (root ? "" : (last ? "   " : "│  ")), i + 1 == kids.size(),
+                  false);
+        }
+    };
+    for (const auto* root : roots) print(root, "", true, true);
+    return 0;
+}
+
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json) {
+    wire::Json wanted = wire::Json::array();
+    for (const auto& pid : pids) {
+        try {
+            wanted.push_back(std::stoll(pid));
+        } catch (const std::exception&) {
+            std::fprintf(stderr, "dpdb: \"%s\" is not a pid\n", pid.c_str());
+            return 2;
+        }
+    }
+    wire::Json processes = wire::Json::array();
+    for (const auto& target : locate_hubs(hub)) {
+        const auto result = ask(target, "stacks", {{"pids", wanted}});
+        if (result.type != "result") return report(result);
+        for (const auto& p : result["data"]["processes"]) processes.push_back(p);
+    }
+    if (json) {
+        std::cout << processes.dump(2) << "\n";
+        return 0;
+    }
+    // A pid asked of several hubs is unknown to all but one: report it once, as unknown, only if
+    // no hub knew it.
+    std::set<std::int64_t> answered;
+    for (const auto& p : processes) {
+        if (!p.contains("error")) answered.insert(p.value("pid", std::int64_t{-1}));
+    }
+    std::set<std::int64_t> reported;
+    int failures = 0;
+    for (const auto& p : processes) {
+        const auto pid = p.value("pid", std::int64_t{-1});
+        if (p.contains("error")) {
+            if (answered.count(pid) != 0 || !reported.insert(pid).second) continue;
+            std::printf("pid %lld: %s\n\n", static_cast<long long>(pid),
+                        p["error"].get<std::string>().c_str());
+            ++failures;
+            continue;
+        }
+        std::printf("%s\n", process_label(p).c_str());
+        std::printf("%s\n", p["stacks"].value("text", std::string()).c_str());
+    }
+    return failures == 0 ? 0 : 1;
+}
+
+int log_command(const std::string& hub, long long pid) {
+    for (const auto& target : locate_hubs(hub)) {
+        const auto result = ask(target, "log", {{"pid", pid}});
+        if (result.type != "result" || !result["ok"].get<bool>()) continue;
+        auto record = result["data"]["process"];
+        record["exited"] = true;
+        std::printf("%s: %s\n", process_label(record).c_str(), state_of(record, {}).c_str());
+        if (record.contains("stacks"))
+            std::printf("%s\n", record["stacks"].get<std::string>().c_str());
+        return 0;
+    }
+    std::fprintf(stderr, "dpdb: no record of an ended pid %lld (`dpdb ps` shows the processes)\n",
+                 pid);
+    return 2;
+}
+
+int pause_command(const std::string& hub, long long pid, bool all_threads) {
+    return report(
+        ask(single_hub(hub), "pause_process", {{"pid", pid}, {"all_threads", all_threads}}));
+}
+
+}  // namespace dpdb::cli
