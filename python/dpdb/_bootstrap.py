@@ -18,8 +18,25 @@ def start(sitecustomize_path):
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
+    _report_os_exit()
     if os.environ.get("DPDB_POST_MORTEM"):
         _install_post_mortem()
+
+
+def _report_os_exit():
+    """os._exit() skips the C exit handlers that tell the hub a process's exit status, and
+    multiprocessing's forked children always leave through it."""
+    from dpdb import _agent
+
+    real_exit = os._exit
+
+    def _exit(status):
+        try:
+            _agent.notify_exit(int(status))
+        finally:
+            real_exit(status)
+
+    os._exit = _exit
 
 
 def _chain_sitecustomize(path):

@@ -53,6 +53,13 @@ class Debugger(*_BASES):
         self.console.open(self._stop_info(frame, traceback))
         super().interaction(frame, traceback)
 
+    def bp_commands(self, frame):
+        # A breakpoint's `commands` run, and may prompt, from here rather than from
+        # interaction(): the session must be open for them too.
+        if getattr(self, "currentbp", False) and self.currentbp in self.commands:
+            self.console.open(self._stop_info(frame, None))
+        return super().bp_commands(frame)
+
     def _stop_info(self, frame, traceback):
         if frame is None and traceback is not None:
             while traceback.tb_next is not None:
@@ -71,6 +78,15 @@ class Debugger(*_BASES):
             "process_name": _process_name(),
             "reason": "post-mortem" if self._post_mortem else "breakpoint",
         }
+
+    def _dpdb_debugger_for_thread(self, frame):
+        # The engine met a breakpoint in a thread that has no debugger (a global breakpoint, or
+        # a `b` set in another thread's session): that thread gets a session of its own.
+        if stopped_debugging():
+            return None
+        debugger = Debugger()
+        debugger.prepare_to_continue(frame)
+        return debugger
 
     def _show_location(self):
         if getattr(self, "stack", None) and 0 <= self.curindex < len(self.stack):
@@ -111,6 +127,8 @@ class Debugger(*_BASES):
         self.message("")
         self.lastcmd = ""
 
+    do_EOF.__doc__ = pdb.Pdb.do_EOF.__doc__  # `help` lists it among pdb's documented commands
+
     def help_detach(self):
         self.message("detach\n"
                      "Leave this session paused and listed; any client may attach again later\n"
@@ -125,6 +143,17 @@ class Debugger(*_BASES):
         # not to the debugging user.
         with self._console_as_stdio():
             super().do_interact(arg)
+
+    do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
+
+    def do_clear(self, arg):
+        # pdb asks "Clear all breaks?" with the builtin input(), which would read and write the
+        # process's own stdio: the question is for the debugging user, at the client.
+        with self._console_as_stdio():
+            return super().do_clear(arg)
+
+    do_clear.__doc__ = pdb.Pdb.do_clear.__doc__  # `help clear` is pdb's
+    do_cl = do_clear
 
     def do_pp(self, arg):
         """pp expression

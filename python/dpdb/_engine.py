@@ -51,6 +51,9 @@ else:
     _import_error = None
 
 _init_lock = _thread.allocate_lock()
+# Held across fork(), so that a child never inherits it locked by a thread it does not have.
+os.register_at_fork(before=_init_lock.acquire, after_in_parent=_init_lock.release,
+                    after_in_child=_init_lock.release)
 _initialised = False
 
 
@@ -296,6 +299,28 @@ class NativeEngineMixin:
         "continue" state (e.g. ``dbg.reset(); dbg.botframe = ...; dbg.set_continue()``).
         """
         return self
+
+    def prepare_to_continue(self, frame):
+        """Put this debugger in pdb's "continue" state for the thread running ``frame``, without
+        stopping: what a debugger needs that serves a thread adopted at a breakpoint, or that owns
+        breakpoints set from a thread of its own."""
+        self.reset()
+        bottom = frame
+        while bottom.f_back is not None:
+            bottom = bottom.f_back
+        self.botframe = bottom
+        self._set_stopinfo(bottom, None, -1)
+
+    def engine_serve_breakpoints(self):
+        """Arm the engine for breakpoints in every thread, with this debugger as the one asked
+        (``_dpdb_debugger_for_thread``) when a thread without a debugger reaches one. The calling
+        thread does not stop. False under the 'bdb' strategy, which cannot watch other threads."""
+        self.prepare_to_continue(sys._getframe(1))
+        if not self._dpdb_native:
+            return False
+        _watch_bplist()
+        _native.attach(self)
+        return True
 
     def engine_detach(self):
         """Stop serving this debugger from the engine (e.g. when its session ends)."""

@@ -61,6 +61,9 @@ def hub_description():
 
 
 _start_lock = threading.Lock()
+# Held across fork(), so that a child never inherits it locked by a thread it does not have.
+os.register_at_fork(before=_start_lock.acquire, after_in_parent=_start_lock.release,
+                    after_in_child=_start_lock.release)
 _announced_tags = None
 
 
@@ -76,7 +79,11 @@ def ensure_link(wait=_CONNECT_WAIT):
             if not secret and os.environ.get("DPDB_TOKEN_FILE"):
                 with open(os.environ["DPDB_TOKEN_FILE"]) as f:
                     secret = f.read().strip()
-            return _agent.start(os.environ["DPDB_HUB"], secret, json.dumps(describe()), wait)
+            connected = _agent.start(os.environ["DPDB_HUB"], secret, json.dumps(describe()), wait)
+            from dpdb import _control
+
+            _control.start()
+            return connected
     return _agent.wait_connected(wait)
 
 
@@ -93,6 +100,9 @@ def refresh():
 def _after_fork_in_child():
     if _agent.started():
         _agent.after_fork_in_child(json.dumps(describe()))
+        from dpdb import _control
+
+        _control.start()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +179,43 @@ std::optional<Event> Link::wait(std::int64_t sid,
     return event;
 }
 
+std::optional<Event> Link::wait_control(std::optional<std::chrono::milliseconds> timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto ready = [&] { return !control_inbox_.empty(); };
+    if (timeout) {
+        changed_.wait_for(lock, *timeout, ready);
+    } else {
+        changed_.wait(lock, ready);
+    }
+    if (control_inbox_.empty()) return std::nullopt;
+    Event event = std::move(control_inbox_.front());
+    control_inbox_.pop_front();
+    return event;
+}
+
+void Link::send_process(const std::string& type, const std::string& fields_json) {
+    auto message = wire::make(type, parse_object(fields_json));
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!connected_) return;
+        channel = channel_;
+    }
+    channel->send(message);
+}
+
+void Link::send_exit(int status) noexcept {
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || !connected_) return;
+    const auto channel = channel_;
+    lock.unlock();
+    try {
+        channel->try_send(wire::make("exiting", {{"status", status}}));
+    } catch (const std::exception&) {
+        // Nothing may escape from an exit handler; the hub then records a silent end.
+    }
+}
+
 void Link::after_fork_in_child(const std::string& proc_json) {
     std::lock_guard<std::mutex> lock(mutex_);
     // Every connection of the parent's must be closed here, a connection still in its handshake
@@ -194,7 +232,11 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     if (started_ && address_.kind == HubAddress::Kind::Unix) {
         close_inherited_unix_connections(address_.path);
     }
+    // Threads of the parent were waiting on this condition variable; in the child they do not
+    // exist, but glibc's condvar still counts them, and a notify could wake nobody. A fresh one.
+    new (&changed_) std::condition_variable();
     sessions_.clear();
+    control_inbox_.clear();
     connected_ = false;
     proc_json_ = proc_json;
     ++generation_;
@@ -275,6 +317,12 @@ void Link::run_io(std::uint64_t generation) {
 
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
+    if (type == "breakpoints" || type == "stacks_request" || type == "pause") {
+        std::lock_guard<std::mutex> lock(mutex_);
+        control_inbox_.push_back(Event{type, wire::encode(message)});
+        changed_.notify_all();
+        return;
+    }
     if (type != "attach" && type != "detach" && type != "input" && type != "complete" &&
         type != "interrupt") {
         return;  // nothing else is addressed to an agent; ignore rather than fail

@@ -51,6 +51,14 @@ class Link {
     // The next event for this session, waiting at most `timeout` (forever if nullopt).
     std::optional<Event> wait(std::int64_t sid, std::optional<std::chrono::milliseconds> timeout);
 
+    // The process's own traffic, not tied to a session. The hub sends "breakpoints",
+    // "stacks_request" and "pause"; wait_control() hands them to the agent's control thread.
+    std::optional<Event> wait_control(std::optional<std::chrono::milliseconds> timeout);
+    // Sends break_status, stacks_reply and the like; dropped while no hub is connected.
+    void send_process(const std::string& type, const std::string& fields_json);
+    // As the process exits: says how, without waiting for a lock another thread may hold.
+    void send_exit(int status) noexcept;
+
     // In the child after fork(): the parent's connection, thread and sessions are not ours.
     void after_fork_in_child(const std::string& proc_json);
 
@@ -80,6 +88,7 @@ class Link {
     std::string secret_;
     std::string proc_json_;
     std::map<std::int64_t, SessionState> sessions_;
+    std::deque<Event> control_inbox_;
     std::int64_t next_sid_ = 1;
 };
 

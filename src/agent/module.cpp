@@ -3,6 +3,10 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <stdlib.h>
+
+#include <thread>
+#include <type_traits>
 
 #include "agent/link.hpp"
 
@@ -11,62 +15,104 @@ using dpdb::agent::Link;
 
 namespace {
 
+bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+// Runs f with the GIL released. A thread that comes back while the interpreter is finalizing
+// never takes the GIL again: CPython would end it with pthread_exit, whose unwinding through
+// C++ frames (nanobind's, a destructor) aborts the process. The process is exiting anyway.
+template <typename F>
+auto without_gil(F&& f) {
+    PyThreadState* saved = PyEval_SaveThread();
+    auto park_if_finalizing = [saved] {
+        while (interpreter_finalizing()) std::this_thread::sleep_for(std::chrono::hours(1));
+        PyEval_RestoreThread(saved);
+    };
+    if constexpr (std::is_void_v<decltype(f())>) {
+        f();
+        park_if_finalizing();
+    } else {
+        auto result = f();
+        park_if_finalizing();
+        return result;
+    }
+}
+
+using MaybeEvent = std::optional<std::pair<std::string, std::string>>;
+
+MaybeEvent as_pair(std::optional<dpdb::agent::Event> event) {
+    if (!event) return std::nullopt;
+    return std::make_pair(std::move(event->type), std::move(event->body));
+}
+
 std::chrono::milliseconds to_ms(double seconds) {
     return std::chrono::milliseconds(static_cast<long long>(std::max(0.0, seconds) * 1000.0));
+}
+
+std::optional<std::chrono::milliseconds> to_limit(std::optional<double> seconds) {
+    if (!seconds) return std::nullopt;
+    return to_ms(*seconds);
 }
 
 }  // namespace
 
 NB_MODULE(_agent, m) {
     m.doc() = "dpdb's agent: the process's link to the dpdb hub";
+    // exit() tells the hub how the process ended (os._exit is reported from Python); glibc's
+    // on_exit is the one hook that sees the status.
+    on_exit([](int status, void*) { Link::instance().send_exit(status); }, nullptr);
+    Link& link = Link::instance();
     m.def(
         "start",
-        [](const std::string& address, const std::string& secret, const std::string& proc_json,
-           double connect_wait) {
-            nb::gil_scoped_release release;
-            return Link::instance().start(address, secret, proc_json, to_ms(connect_wait));
+        [&link](const std::string& address, const std::string& secret, const std::string& proc_json,
+                double connect_wait) {
+            return without_gil(
+                [&] { return link.start(address, secret, proc_json, to_ms(connect_wait)); });
         },
         nb::arg("address"), nb::arg("secret"), nb::arg("proc_json"), nb::arg("connect_wait"));
-    m.def("started", [] { return Link::instance().started(); });
-    m.def("connected", [] { return Link::instance().connected(); });
-    m.def("wait_connected", [](double seconds) {
-        nb::gil_scoped_release release;
-        return Link::instance().wait_connected(to_ms(seconds));
+    m.def("started", [&link] { return link.started(); });
+    m.def("connected", [&link] { return link.connected(); });
+    m.def("wait_connected", [&link](double seconds) {
+        return without_gil([&] { return link.wait_connected(to_ms(seconds)); });
     });
     m.def("update_process",
-          [](const std::string& proc_json) { Link::instance().update_process(proc_json); });
-    m.def("open_session", [](const std::string& info_json) {
-        nb::gil_scoped_release release;
-        return Link::instance().open_session(info_json);
+          [&link](const std::string& proc_json) { link.update_process(proc_json); });
+    m.def("open_session", [&link](const std::string& info_json) {
+        return without_gil([&] { return link.open_session(info_json); });
     });
-    m.def("update_session", [](std::int64_t sid, const std::string& info_json) {
-        nb::gil_scoped_release release;
-        Link::instance().update_session(sid, info_json);
+    m.def("update_session", [&link](std::int64_t sid, const std::string& info_json) {
+        without_gil([&] { link.update_session(sid, info_json); });
     });
-    m.def("close_session", [](std::int64_t sid, const std::string& reason) {
-        nb::gil_scoped_release release;
-        Link::instance().close_session(sid, reason);
+    m.def("close_session", [&link](std::int64_t sid, const std::string& reason) {
+        without_gil([&] { link.close_session(sid, reason); });
     });
-    m.def("send", [](const std::string& type, std::int64_t sid, const std::string& fields_json) {
-        nb::gil_scoped_release release;
-        Link::instance().send(type, sid, fields_json);
-    });
+    m.def("send",
+          [&link](const std::string& type, std::int64_t sid, const std::string& fields_json) {
+              without_gil([&] { link.send(type, sid, fields_json); });
+          });
     m.def(
         "wait",
-        [](std::int64_t sid,
-           std::optional<double> timeout) -> std::optional<std::pair<std::string, std::string>> {
-            std::optional<dpdb::agent::Event> event;
-            {
-                nb::gil_scoped_release release;
-                std::optional<std::chrono::milliseconds> limit;
-                if (timeout) limit = to_ms(*timeout);
-                event = Link::instance().wait(sid, limit);
-            }
-            if (!event) return std::nullopt;
-            return std::make_pair(event->type, event->body);
+        [&link](std::int64_t sid, std::optional<double> timeout) {
+            return as_pair(without_gil([&] { return link.wait(sid, to_limit(timeout)); }));
         },
         nb::arg("sid"), nb::arg("timeout").none() = nb::none(),
         "The next (type, json) event for a session, or None after `timeout` seconds.");
+    m.def(
+        "wait_control",
+        [&link](std::optional<double> timeout) {
+            return as_pair(without_gil([&] { return link.wait_control(to_limit(timeout)); }));
+        },
+        nb::arg("timeout").none() = nb::none(),
+        "The next (type, json) message for the process itself, or None after `timeout` s.");
+    m.def("send_process", [&link](const std::string& type, const std::string& fields_json) {
+        without_gil([&] { link.send_process(type, fields_json); });
+    });
+    m.def("notify_exit", [&link](int status) { without_gil([&] { link.send_exit(status); }); });
     m.def("after_fork_in_child",
-          [](const std::string& proc_json) { Link::instance().after_fork_in_child(proc_json); });
+          [&link](const std::string& proc_json) { link.after_fork_in_child(proc_json); });
 }

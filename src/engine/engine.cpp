@@ -254,7 +254,19 @@ int forward(Session* s, PyFrameObject* frame, Event event, PyObject* arg) {
     PyObject* args[3] = {reinterpret_cast<PyObject*>(frame),
                          st.event_names[static_cast<int>(event)], arg ? arg : Py_None};
     ++st.forwarded;
+#if PY_VERSION_HEX < 0x030D0000
+    // As CPython's trampoline does for a trace function: pdb reads f_locals, and what `!x = 1`
+    // writes there must reach the frame's fast locals (3.13's f_locals writes through itself).
+    if (PyFrame_FastToLocalsWithError(frame) < 0) {
+        Py_DECREF(callback);
+        Py_DECREF(dbg);
+        return -1;
+    }
+#endif
     PyObject* result = PyObject_Vectorcall(callback, args, 3, nullptr);
+#if PY_VERSION_HEX < 0x030D0000
+    PyFrame_LocalsToFast(frame, 1);
+#endif
     Py_DECREF(callback);
     if (!result) {
         Py_CLEAR(frame_trace(frame));

@@ -110,6 +110,13 @@ bool Channel::send(const Message& message) {
     return transport_->write_all(bytes.data(), bytes.size());
 }
 
+bool Channel::try_send(const Message& message) {
+    const std::string bytes = frame(message);
+    std::unique_lock<std::mutex> lock(write_mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || !open_) return false;
+    return transport_->write_all(bytes.data(), bytes.size());
+}
+
 std::optional<Message> Channel::receive(int timeout_ms) {
     for (;;) {
         if (auto payload = decoder_.next()) return decode(*payload);

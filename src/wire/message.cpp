@@ -20,10 +20,11 @@ struct Field {
 // Console text and listings may be long; names, nonces and paths are short.
 constexpr std::size_t kMaxTextBytes = kMaxFrameBytes;
 constexpr std::size_t kMaxStringBytes = 64 * 1024;
-constexpr int kMaxDepth = 8;
+constexpr int kMaxDepth = 16;
 
+// Never destroyed: messages are still made in exit handlers, after static destructors ran.
 const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
-    static const std::unordered_map<std::string_view, std::vector<Field>> table = {
+    static const auto* table = new std::unordered_map<std::string_view, std::vector<Field>>{
         // Handshake, in this order: challenge (hub), hello (peer), welcome or refused (hub).
         {"challenge", {{"v", Kind::Int}, {"nonce", Kind::String}}},
         {"hello",
@@ -94,7 +95,7 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"detached", {{"sid", Kind::Int}, {"reason", Kind::String}}},
         {"error", {{"message", Kind::String}}},
     };
-    return table;
+    return *table;
 }
 
 bool kind_matches(const Json& value, Kind kind) {

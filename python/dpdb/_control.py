@@ -1,0 +1,212 @@
+"""The process's control thread: carries out what the hub asks of the process as a whole —
+global breakpoints, stacks of every thread, pause — while the program runs. It waits in C++ with
+the GIL released, so it costs nothing between requests."""
+
+import json
+import os
+import sys
+import threading
+import traceback
+
+from dpdb import _agent
+
+# How often pending breakpoints (files not imported yet) are looked for again.
+_RECHECK_SECONDS = 1.0
+
+_started_in = None  # the pid whose control thread runs: after fork the child needs its own
+
+
+def start():
+    global _started_in
+    if _started_in == os.getpid():
+        return
+    _started_in = os.getpid()
+    # Imported here, by the thread that starts the process, not later by the control thread:
+    # a fork while the control thread held an import lock would leave the child's locked.
+    from dpdb import _debugger, _engine  # noqa: F401
+
+    threading.Thread(target=_Control().run, name="dpdb-control", daemon=True).start()
+
+
+def _parse_spec(spec):
+    """'FILE:LINE' -> (file, line); 'FUNCTION' or 'module.function' -> (None, name)."""
+    file, colon, line = spec.rpartition(":")
+    if colon and line.strip().isdigit() and file:
+        return file.strip(), int(line)
+    return None, spec.strip()
+
+
+def _find_function(name):
+    """A function or method by (dotted) name among the loaded modules: (file, first line)."""
+    head, _, attribute = name.rpartition(".")
+    for module in list(sys.modules.values()):
+        target = module
+        try:
+            for part in ([p for p in head.split(".") if p] + [attribute]):
+                target = getattr(target, part)
+        except Exception:
+            continue
+        code = getattr(getattr(target, "__func__", target), "__code__", None)
+        if code is not None:
+            return code.co_filename, code.co_firstlineno
+    return None
+
+
+class _Control:
+    def __init__(self):
+        self.wanted = []      # the hub's global breakpoints, as last sent
+        self.armed = {}       # hub id -> bdb breakpoint number, in this process
+        self.modules_seen = 0
+        self.debugger = None
+
+    def run(self):
+        while True:
+            event = _agent.wait_control(_RECHECK_SECONDS)
+            try:
+                if _paused:
+                    self.drop_paused()
+                if event is None:
+                    if self.pending() and len(sys.modules) != self.modules_seen:
+                        self.arm()
+                    continue
+                kind, body = event
+                message = json.loads(body)
+                if kind == "breakpoints":
+                    self.wanted = message["list"]
+                    self.arm()
+                elif kind == "stacks_request":
+                    _agent.send_process("stacks_reply", json.dumps(
+                        {"req": message["req"], "stacks": stacks()}))
+                elif kind == "pause":
+                    self.pause(message.get("all_threads", False))
+            except Exception as error:  # the program must never pay for a bug here
+                sys.stderr.write("dpdb: control thread: %r\n" % (error,))
+
+    def pending(self):
+        return any(bp["id"] not in self.armed for bp in self.wanted)
+
+    def holder(self):
+        """The debugger that owns the global breakpoints: attached to the engine from this
+        thread, in continue state, so that a hit in any thread gets a session of its own."""
+        if self.debugger is None:
+            from dpdb._debugger import Debugger
+
+            self.debugger = Debugger()
+            if not self.debugger.engine_serve_breakpoints():
+                sys.stderr.write("dpdb: global breakpoints need the native engine "
+                                 "(DPDB_ENGINE=bdb watches no other thread)\n")
+        return self.debugger
+
+    def arm(self):
+        from dpdb._engine import resolve_breakpoint_file
+
+        self.modules_seen = len(sys.modules)
+        if not self.wanted and not self.armed:
+            _agent.send_process("break_status", json.dumps({"resolved": []}))
+            return  # nothing to arm: no debugger, no engine
+        debugger = self.holder()
+        wanted_ids = {bp["id"] for bp in self.wanted}
+        for hub_id, number in list(self.armed.items()):
+            if hub_id not in wanted_ids:
+                debugger.clear_bpbynumber(str(number))
+                del self.armed[hub_id]
+        for bp in self.wanted:
+            if bp["id"] in self.armed:
+                continue
+            file, where = _parse_spec(bp["spec"])
+            try:
+                if file is not None:
+                    filename, line, funcname = resolve_breakpoint_file(file), where, None
+                else:
+                    found = _find_function(where)
+                    filename, line = found if found else (None, None)
+                    funcname = where.rpartition(".")[2]
+            except ValueError:  # an ambiguous suffix: armed nowhere rather than anywhere
+                filename = None
+            if filename is None:
+                continue
+            condition = bp.get("condition") or None
+            if debugger.set_break(filename, line, cond=condition, funcname=funcname) is None:
+                self.armed[bp["id"]] = debugger.get_breaks(filename, line)[-1].number
+        _agent.send_process("break_status", json.dumps({"resolved": sorted(self.armed)}))
+
+    def pause(self, all_threads):
+        """Stop the main thread (or every thread) at its next Python line: temporary breakpoints
+        on every line of the frame each one runs, good for that thread only and dropped once it
+        stops. The engine arms just those lines, so nothing else slows down."""
+        debugger = self.holder()
+        frames = sys._current_frames()
+        me = threading.get_ident()
+        wanted = [t.ident for t in threading.enumerate()] if all_threads else [
+            threading.main_thread().ident]
+        for ident in wanted:
+            frame = frames.get(ident)
+            if ident == me or frame is None:
+                continue
+            _pausing[ident] = numbers = []
+            condition = "__import__('dpdb._control', fromlist=['_'])._pause_due(%d)" % ident
+            for line in _lines_of(frame.f_code):
+                if debugger.set_break(frame.f_code.co_filename, line, temporary=True,
+                                      cond=condition) is None:
+                    numbers.append(debugger.get_breaks(frame.f_code.co_filename, line)[-1].number)
+
+    def drop_paused(self):
+        for ident, numbers in list(_pausing.items()):
+            if ident in _paused:
+                for number in numbers:
+                    try:
+                        self.debugger.clear_bpbynumber(str(number))
+                    except Exception:
+                        pass
+                del _pausing[ident]
+                _paused.discard(ident)
+
+
+# Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
+# have: a pause breakpoint is good for one stop of one thread.
+_pausing = {}
+_paused = set()
+
+
+def _pause_due(ident):
+    """The condition of a pause breakpoint: true for its thread, once."""
+    if threading.get_ident() != ident or ident not in _pausing or ident in _paused:
+        return False
+    _paused.add(ident)
+    return True
+
+
+def _lines_of(code):
+    if hasattr(code, "co_lines"):
+        return sorted({line for _, _, line in code.co_lines() if line is not None})
+    import dis
+
+    return sorted({line for _, line in dis.findlinestarts(code)})
+
+
+def stacks():
+    """Every thread's Python stack, as text and as frames, without pausing anything."""
+    names = {t.ident: t for t in threading.enumerate()}
+    me = threading.get_ident()
+    threads = []
+    lines = []
+    for ident, frame in sys._current_frames().items():
+        if ident == me:
+            continue
+        thread = names.get(ident)
+        name = thread.name if thread else "?"
+        native = getattr(thread, "native_id", None) if thread else None
+        summary = traceback.extract_stack(frame)
+        threads.append({
+            "ident": ident, "name": name, "native_id": native,
+            "daemon": bool(thread and thread.daemon),
+            "frames": [{"file": f.filename, "line": f.lineno, "function": f.name,
+                        "code": f.line or ""} for f in summary],
+        })
+        lines.append("  Thread %s (%s%s), most recent call last:" % (
+            name, ident, ", native %s" % native if native else ""))
+        for f in summary:
+            lines.append('    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name))
+            if f.line:
+                lines.append("      " + f.line.strip())
+    return {"threads": threads, "text": "\n".join(lines)}
