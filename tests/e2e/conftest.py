@@ -1,6 +1,7 @@
 """End-to-end fixtures: the real `dpdb` executable, driven in a pseudo-terminal by pexpect, on
 real Python programs, each test with its own private runtime directory."""
 
+import io
 import json
 import os
 import re
@@ -39,7 +40,9 @@ class Session:
 
     def __init__(self, root):
         self.root = root
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("DPDB_")}
+        # No hub, token or wait policy from outside; the engine strategy may be chosen, though.
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("DPDB_") or k == "DPDB_ENGINE"}
         self.env.pop("PYTHONBREAKPOINT", None)
         self.env.update({
             "XDG_RUNTIME_DIR": os.path.join(root, "run"),
@@ -51,15 +54,18 @@ class Session:
         os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
         os.makedirs(self.env["HOME"])
         self.children = []
+        self.strays = []
 
-    def spawn(self, *args, env=None, cwd=None, timeout=TIMEOUT):
+    def spawn(self, *args, env=None, cwd=None, timeout=TIMEOUT, dimensions=(50, 200)):
         """The dpdb client (or any command) in a pseudo-terminal."""
         command = list(args)
         if command[0] == "dpdb":
             command[0] = DPDB
         child = pexpect.spawn(command[0], command[1:], env=dict(self.env, **(env or {})),
                               cwd=cwd or self.root, encoding="utf-8", timeout=timeout,
-                              dimensions=(50, 200), codec_errors="replace")
+                              dimensions=dimensions, codec_errors="replace")
+        child.logfile_read = io.StringIO()  # the whole transcript, shown when a test fails
+        child.name = " ".join(args)
         self.children.append(child)
         return child
 
@@ -90,18 +96,41 @@ class Session:
                                      % json.dumps(listing, indent=1))
             time.sleep(0.1)
 
+    def track(self, pid):
+        """A process the test started indirectly (a daemon): killed at the end if still alive."""
+        self.strays.append(pid)
+
+    def transcripts(self):
+        return "\n".join("=== %s\n%s" % (child.name, child.logfile_read.getvalue())
+                         for child in self.children)
+
     def close(self):
         for child in self.children:
             if child.isalive():
                 child.terminate(force=True)
+        for pid in self.strays:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.dpdb_failed = report.failed
 
 
 @pytest.fixture
-def dpdb():
+def dpdb(request):
     # Unix socket paths are short (108 bytes): keep the runtime directory near the root.
     root = tempfile.mkdtemp(prefix="dpdb-t")
     session = Session(root)
     yield session
+    if getattr(request.node, "dpdb_failed", False):
+        sys.stderr.write("terminal transcripts:\n%s\n" % session.transcripts())
     session.close()
     shutil.rmtree(root, ignore_errors=True)
 
@@ -137,5 +166,14 @@ ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>])")
 
 
 def plain(text):
-    """Terminal output without escape sequences and carriage returns."""
-    return ANSI.sub("", text).replace("\r", "")
+    """Terminal output without escape sequences, bells and carriage returns."""
+    return ANSI.sub("", text).replace("\r", "").replace("\x07", "")
+
+
+def line_of(path, marker):
+    """The number of the line of a program that holds marker."""
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise AssertionError("%s is not in %s" % (marker, path))

@@ -35,6 +35,8 @@ def test_child_registers_and_stops(dpdb, kind):
     main_pid = int(matches[0].group(1))
     child_pid = int(matches[1].group(1))
     sid = int(matches[2].group(1))
+    if kind == "daemon":
+        dpdb.track(child_pid)  # nobody waits for it
     assert int(matches[2].group(2)) == child_pid  # the prompt is the child's
     assert child_pid != main_pid
     child.expect(PROMPT)

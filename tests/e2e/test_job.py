@@ -1,0 +1,105 @@
+"""Debugging a running job from the outside: global breakpoints, the process tree, stacks of
+everything without stopping anything, pause, and how each process ended."""
+
+import json
+import re
+import time
+
+import pexpect
+
+from conftest import PROMPT, line_of, program, wait_until
+
+
+def ps(dpdb):
+    done = dpdb.run("dpdb", "ps", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def ps_when_up(dpdb):
+    """`dpdb ps --json`, or nothing while the run's hub is still starting."""
+    done = dpdb.run("dpdb", "ps", "--json")
+    return json.loads(done.stdout) if done.returncode == 0 else []
+
+
+def by_pid(processes):
+    return {p["pid"]: p for p in processes}
+
+
+def test_global_breakpoint_reaches_a_tree_already_running(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("tree.py"))
+    # The tree is running, three levels deep, before anyone sets a breakpoint.
+    wait_until(lambda: any(p["argv"][-1] == "leaf" for p in ps_when_up(dpdb)),
+               "the third level to start")
+    tree = by_pid(ps(dpdb))
+    leaf = next(p for p in tree.values() if p["argv"][-1] == "leaf")
+    middle = tree[leaf["ppid"]]
+    top = tree[middle["ppid"]]
+    assert top["ppid"] not in tree
+
+    line = line_of(program("tree.py"), "global breakpoint here")
+    added = dpdb.run("dpdb", "break", "tree.py:%d" % line, "if", "i", ">=", "3")
+    assert added.returncode == 0 and "breakpoint 1 at tree.py:%d" % line in added.stdout
+    pending = dpdb.run("dpdb", "break", "no_such_file.py:7")
+    assert pending.returncode == 0
+
+    child.expect(r"attached to session \d+: pid %d" % leaf["pid"])
+    child.expect(PROMPT)
+    child.sendline("p i")
+    child.expect(r"\r\n3\r\n")
+    child.expect(PROMPT)
+
+    listing = dpdb.run("dpdb", "break", "--list").stdout
+    assert re.search(r"1\s+tree.py:%d if i >= 3\s+\[\d+ process" % line, listing), listing
+    assert "no_such_file.py:7  [pending, 0 processes]" in listing
+    assert "paused at tree.py:%d" % line in dpdb.run("dpdb", "ps").stdout
+
+    cleared = dpdb.run("dpdb", "break", "--clear")
+    assert cleared.returncode == 0
+    child.sendline("c")
+    child.expect(r"session \d+ continued")
+    assert "no global breakpoints" in dpdb.run("dpdb", "break", "--list").stdout
+    child.terminate(force=True)
+
+
+def test_stacks_pause_and_endings(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("endings.py"))
+    child.expect(r"endings done (\d+) (\d+) (\d+)")
+    quits, forked, killed = (int(g) for g in child.match.groups())
+    wait_until(lambda: {quits, forked, killed} <= {p["pid"] for p in ps(dpdb)
+                                                  if p["state"] != "running"},
+               "the three endings recorded")
+    states = {p["pid"]: p["state"] for p in ps(dpdb)}
+    assert states[quits] == "exited with status 3"
+    assert states[forked] == "exited with status 5"
+    assert states[killed].startswith("vanished without a word")
+
+    top = next(p for p in ps(dpdb) if p["state"] == "running")["pid"]
+    text = dpdb.run("dpdb", "ps").stdout
+    assert re.search(r"└─ %d .*exited with status 3" % quits, text), text
+
+    # Stacks of a running process, twice: it was not paused in between (it kept counting).
+    line = line_of(program("endings.py"), "the counter's loop")
+    stacks = dpdb.run("dpdb", "stacks", str(top), "999999")
+    assert stacks.returncode != 0  # one pid was unknown...
+    assert "pid 999999: no such process" in stacks.stdout
+    assert "in counter" in stacks.stdout  # ...and the other was still shown
+    assert "Thread MainThread" in stacks.stdout
+    first = json.loads(dpdb.run("dpdb", "stacks", "--json").stdout)
+    assert [p for p in first if p["pid"] == top][0]["stacks"]["threads"][0]["frames"]
+
+    ended = dpdb.run("dpdb", "log", str(quits))
+    assert ended.returncode == 0 and "exited with status 3" in ended.stdout
+    running = dpdb.run("dpdb", "log", str(top))
+    assert running.returncode == 2 and "still running" in running.stderr
+
+    paused = dpdb.run("dpdb", "pause", str(top))
+    assert paused.returncode == 0, paused.stderr
+    child.expect(r"attached to session \d+: pid %d" % top)
+    child.expect(PROMPT)
+    child.sendline("p count > 0")
+    child.expect(r"True")
+    child.expect(PROMPT)
+    child.sendline("q")
+    child.expect(r"no longer debugging process %d" % top)
+    child.terminate(force=True)
