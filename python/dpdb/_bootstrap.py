@@ -32,6 +32,10 @@ def _report_os_exit():
 
     def _exit(status):
         try:
+            # A child forked a moment ago may not have reached the hub yet: a short wait
+            # (connecting takes a millisecond) lets its exit status be known.
+            if _agent.started():
+                _agent.wait_connected(0.5)
             _agent.notify_exit(int(status))
         finally:
             real_exit(status)

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <new>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace dpdb::agent {
@@ -205,7 +205,12 @@ void Link::send_process(const std::string& type, const std::string& fields_json)
 }
 
 void Link::send_exit(int status) noexcept {
-    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    // Other threads still run during exit() and hold the lock only briefly, but one may have
+    // died holding it (os._exit from a signal handler): wait a little, never forever.
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    for (int attempt = 0; attempt < 200 && !lock.try_lock(); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (!lock.owns_lock() || !connected_) return;
     const auto channel = channel_;
     lock.unlock();

@@ -255,18 +255,27 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
 }
 
 int log_command(const std::string& hub, long long pid) {
+    std::string why =
+        "no record of an ended pid " + std::to_string(pid) + " (`dpdb ps` shows the processes)";
     for (const auto& target : locate_hubs(hub)) {
         const auto result = ask(target, "log", {{"pid", pid}});
-        if (result.type != "result" || !result["ok"].get<bool>()) continue;
+        if (result.type != "result") continue;
+        if (!result["ok"].get<bool>()) {
+            // A hub that knows the pid (it is still running there) says more than "no record".
+            if (result.str("message").find("no record") == std::string::npos) {
+                why = result.str("message");
+            }
+            continue;
+        }
         auto record = result["data"]["process"];
         record["exited"] = true;
         std::printf("%s: %s\n", process_label(record).c_str(), state_of(record, {}).c_str());
-        if (record.contains("stacks"))
+        if (record.contains("stacks")) {
             std::printf("%s\n", record["stacks"].get<std::string>().c_str());
+        }
         return 0;
     }
-    std::fprintf(stderr, "dpdb: no record of an ended pid %lld (`dpdb ps` shows the processes)\n",
-                 pid);
+    std::fprintf(stderr, "dpdb: %s\n", why.c_str());
     return 2;
 }
 

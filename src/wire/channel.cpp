@@ -1,9 +1,11 @@
 #include "wire/channel.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "wire/auth.hpp"
 
@@ -112,7 +114,10 @@ bool Channel::send(const Message& message) {
 
 bool Channel::try_send(const Message& message) {
     const std::string bytes = frame(message);
-    std::unique_lock<std::mutex> lock(write_mutex_, std::try_to_lock);
+    std::unique_lock<std::mutex> lock(write_mutex_, std::defer_lock);
+    for (int attempt = 0; attempt < 200 && !lock.try_lock(); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (!lock.owns_lock() || !open_) return false;
     return transport_->write_all(bytes.data(), bytes.size());
 }

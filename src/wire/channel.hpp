@@ -34,7 +34,7 @@ class Channel {
     // Any thread may send: writes are serialised by a mutex so frames never interleave.
     // Returns false once the connection is gone.
     bool send(const Message& message);
-    // Like send(), but gives up at once if another thread is writing (for use at exit).
+    // Like send(), but gives up after 200 ms if another thread is writing (for use at exit).
     bool try_send(const Message& message);
 
     // One thread reads. Waits up to timeout_ms (-1: forever) for the next message; nothing on
