@@ -25,7 +25,26 @@ def start():
     # a fork while the control thread held an import lock would leave the child's locked.
     from dpdb import _debugger, _engine  # noqa: F401
 
+    _report_faults()
     threading.Thread(target=_Control().run, name="dpdb-control", daemon=True).start()
+
+
+def _report_faults():
+    """faulthandler on a spare real-time signal writes every thread's stack into the agent's
+    pipe, without the GIL: for stacks when Python cannot answer, and for fatal signals. The
+    program's own faulthandler and signal handlers keep working (ours pass signals on)."""
+    import faulthandler
+    import signal
+
+    try:
+        number = int(os.environ.get("DPDB_DUMP_SIGNAL", signal.SIGRTMIN + 7))
+        faulthandler.register(number, file=_agent.dump_pipe(), all_threads=True, chain=False)
+    except (ValueError, OSError, RuntimeError) as error:
+        sys.stderr.write("dpdb: no stacks without the GIL in pid %d: %s\n" % (os.getpid(), error))
+        return
+    _agent.enable_dumps(number)
+    if os.environ.get("DPDB_CRASH_REPORTS", "1") != "0":
+        _agent.install_crash_handlers()
 
 
 def _parse_spec(spec):
@@ -75,8 +94,9 @@ class _Control:
                     self.wanted = message["list"]
                     self.arm()
                 elif kind == "stacks_request":
-                    _agent.send_process("stacks_reply", json.dumps(
-                        {"req": message["req"], "stacks": stacks()}))
+                    reply = {"req": message["req"], "stacks": stacks()}
+                    _agent.stacks_answered(message["req"])
+                    _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
                     self.pause(message.get("all_threads", False))
             except Exception as error:  # the program must never pay for a bug here

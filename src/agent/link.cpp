@@ -13,12 +13,15 @@
 #include <new>
 #include <vector>
 
+#include "agent/faults.hpp"
+
 namespace dpdb::agent {
 namespace {
 
 constexpr auto kReceiveTick = std::chrono::milliseconds(500);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::seconds(2);
+constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
 
 wire::Json parse_object(const std::string& json) {
     auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -323,9 +326,18 @@ void Link::run_io(std::uint64_t generation) {
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
     if (type == "breakpoints" || type == "stacks_request" || type == "pause") {
-        std::lock_guard<std::mutex> lock(mutex_);
-        control_inbox_.push_back(Event{type, wire::encode(message)});
-        changed_.notify_all();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            control_inbox_.push_back(Event{type, wire::encode(message)});
+            changed_.notify_all();
+        }
+        if (type == "stacks_request") {
+            // If Python cannot answer (a thread holds the GIL), the stacks are read without it.
+            std::thread([req = message.num("req")] {
+                std::this_thread::sleep_for(kPythonAnswerWait);
+                answer_stacks_natively(req);
+            }).detach();
+        }
         return;
     }
     if (type != "attach" && type != "detach" && type != "input" && type != "complete" &&

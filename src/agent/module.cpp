@@ -8,6 +8,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "agent/faults.hpp"
 #include "agent/link.hpp"
 
 namespace nb = nanobind;
@@ -113,6 +114,10 @@ NB_MODULE(_agent, m) {
         without_gil([&] { link.send_process(type, fields_json); });
     });
     m.def("notify_exit", [&link](int status) { without_gil([&] { link.send_exit(status); }); });
+    m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
+    m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
+    m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
+    m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("after_fork_in_child",
           [&link](const std::string& proc_json) { link.after_fork_in_child(proc_json); });
 }

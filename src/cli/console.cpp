@@ -331,6 +331,11 @@ void Console::on_event(const std::string& kind, const wire::Json& data) {
         } else if (!listed && sid != attached_) {
             waiting_.push_back(sid);
         }
+    } else if (kind == "process_crash") {
+        if (!is_mine(data)) return;
+        const auto pid = data.value("pid", wire::Json()).dump();
+        say("pid " + pid + " crashed with " + data.value("signal", std::string("a signal")) +
+            "; `dpdb log " + pid + "` shows its stacks");
     } else if (kind == "session_close") {
         const auto sid = data.value("sid", std::int64_t{0});
         sessions_.erase(sid);

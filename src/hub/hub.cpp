@@ -294,6 +294,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             process->ending = {{"signal", message.str("signal")},
                                {"stacks", message.str("stacks")}};
             publish("process_crash", {{"pid", process->info.value("pid", Json())},
+                                      {"run", process->info.value("run", Json())},
                                       {"signal", message.str("signal")},
                                       {"argv", process->info.value("argv", Json())}});
             return;

@@ -103,3 +103,32 @@ def test_stacks_pause_and_endings(dpdb):
     child.sendline("q")
     child.expect(r"no longer debugging process %d" % top)
     child.terminate(force=True)
+
+
+def test_stacks_of_a_process_stuck_in_c_holding_the_gil(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("faults.py"), "stuck")
+    child.expect("stuck starting")
+    # The stuck one is the spawned child of the program (beside multiprocessing's tracker).
+    processes = ps_when_up(dpdb)
+    top = next(p for p in processes if p["ppid"] == child.pid)
+    stuck = next(p["pid"] for p in processes
+                 if p["ppid"] == top["pid"] and "resource_tracker" not in " ".join(p["argv"]))
+    done = dpdb.run("dpdb", "stacks", str(stuck))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'faults.py", line' in done.stdout and "stuck" in done.stdout
+    assert "holds the GIL" in json.dumps(json.loads(
+        dpdb.run("dpdb", "stacks", "--json", str(stuck)).stdout))
+    child.terminate(force=True)
+
+
+def test_crash_reaches_the_hub_before_the_process_dies(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("faults.py"), "crash")
+    child.expect(r"pid (\d+) crashed with SIGSEGV; `dpdb log \d+` shows its stacks")
+    crashed = int(child.match.group(1))
+    child.expect(r"child ended %d -11" % crashed)  # the default action still happened
+    states = {p["pid"]: p["state"] for p in ps(dpdb)}
+    assert states[crashed] == "crashed: SIGSEGV"
+    log = dpdb.run("dpdb", "log", str(crashed))
+    assert log.returncode == 0 and "crashed: SIGSEGV" in log.stdout
+    assert "in crash" in log.stdout and "faults.py" in log.stdout
+    child.terminate(force=True)

@@ -1,0 +1,176 @@
+#include "agent/faults.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "agent/link.hpp"
+#include "wire/message.hpp"
+
+namespace dpdb::agent {
+namespace {
+
+// Markers around each dump in the pipe, so the reader knows what a dump is for.
+constexpr char kBegin = '\x01';
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
+constexpr auto kCrashReportWait = std::chrono::seconds(1);
+
+std::atomic<int> g_pipe_read{-1};
+std::atomic<int> g_pipe_write{-1};
+std::atomic<int> g_dump_signal{0};
+std::atomic<pid_t> g_pipe_pid{0};
+std::atomic<bool> g_crash_reported{false};
+std::atomic<bool> g_in_crash{false};
+struct sigaction g_previous[sizeof(kFatalSignals) / sizeof(int)];
+
+// Requests Python has answered, and the lock that keeps a dump at a time in the pipe.
+std::mutex g_mutex;
+std::set<std::int64_t> g_answered;
+
+void write_all(int fd, const char* text, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, text, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        text += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+void write_marker(const char* what) {
+    char line[96];
+    const int size = snprintf(line, sizeof(line), "%c%s\n", kBegin, what);
+    write_all(g_pipe_write, line, static_cast<std::size_t>(size));
+}
+
+// Drains the pipe; a dump is everything between a "\1KIND ARG" line and "\1END".
+void read_dumps(int fd) {
+    std::string buffer;
+    char chunk[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        for (;;) {
+            const auto begin = buffer.find(kBegin);
+            if (begin == std::string::npos) {
+                buffer.clear();
+                break;
+            }
+            const auto header_end = buffer.find('\n', begin);
+            const auto end = buffer.find(std::string(1, kBegin) + "END\n", begin + 1);
+            if (header_end == std::string::npos || end == std::string::npos) break;
+            const std::string header = buffer.substr(begin + 1, header_end - begin - 1);
+            const std::string text = buffer.substr(header_end + 1, end - header_end - 1);
+            buffer.erase(0, end + 5);
+            const auto space = header.find(' ');
+            const std::string kind = header.substr(0, space);
+            const std::string arg = space == std::string::npos ? "" : header.substr(space + 1);
+            try {
+                if (kind == "CRASH") {
+                    Link::instance().send_process(
+                        "crash", wire::Json{{"signal", arg}, {"stacks", text}}.dump());
+                    g_crash_reported = true;
+                } else if (kind == "STACKS") {
+                    const wire::Json stacks = {
+                        {"text", text},
+                        {"native", true},
+                        {"note",
+                         "no answer in Python within 0.3 s: a thread holds the GIL (in C code?); "
+                         "stacks read without it"}};
+                    Link::instance().send_process(
+                        "stacks_reply",
+                        wire::Json{{"req", std::stoll(arg)}, {"stacks", stacks}}.dump());
+                }
+            } catch (const std::exception&) {
+                // a dump that cannot be sent is lost; the process goes on
+            }
+        }
+    }
+}
+
+void crash_handler(int signal) {
+    const int index = [signal] {
+        for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
+            if (kFatalSignals[i] == signal) return static_cast<int>(i);
+        }
+        return 0;
+    }();
+    if (!g_in_crash.exchange(true) && g_dump_signal != 0 && g_pipe_pid == ::getpid()) {
+        char header[64];
+        snprintf(header, sizeof(header), "CRASH SIG%s", sigabbrev_np(signal));
+        write_marker(header);
+        ::raise(g_dump_signal);  // faulthandler writes every thread's stack into the pipe
+        write_marker("END");
+        const auto deadline = std::chrono::steady_clock::now() + kCrashReportWait;
+        while (!g_crash_reported && std::chrono::steady_clock::now() < deadline) {
+            struct timespec pause = {0, 5 * 1000 * 1000};
+            ::nanosleep(&pause, nullptr);
+        }
+    }
+    // Let the previous handler do what it would have done: returning re-runs the faulting
+    // instruction (or the raise) under it.
+    ::sigaction(signal, &g_previous[index], nullptr);
+    if (signal == SIGABRT || signal == SIGFPE) ::raise(signal);
+}
+
+}  // namespace
+
+int dump_pipe() {
+    if (g_pipe_pid != ::getpid()) {
+        // After fork: the parent's pipe and its reader thread are not ours.
+        if (g_pipe_read >= 0) ::close(g_pipe_read);
+        if (g_pipe_write >= 0) ::close(g_pipe_write);
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+        g_pipe_read = fds[0];
+        g_pipe_write = fds[1];
+        g_pipe_pid = ::getpid();
+        g_crash_reported = false;
+        g_in_crash = false;
+        std::thread(read_dumps, fds[0]).detach();
+    }
+    return g_pipe_write;
+}
+
+void enable_dumps(int signal) {
+    g_dump_signal = signal;
+}
+
+void install_crash_handlers() {
+    // Once per program image: a forked child inherits them, and installing them again would
+    // make our handler its own "previous" one.
+    static std::atomic<bool> installed{false};
+    if (installed.exchange(true)) return;
+    struct sigaction action {};
+    action.sa_handler = crash_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_NODEFER;  // the dump signal must get through while we handle a crash
+    for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
+        ::sigaction(kFatalSignals[i], &action, &g_previous[i]);
+    }
+}
+
+void stacks_answered(std::int64_t req) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_answered.insert(req);
+}
+
+void answer_stacks_natively(std::int64_t req) {
+    if (g_dump_signal == 0 || g_pipe_pid != ::getpid()) return;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_answered.erase(req) > 0) return;
+    write_marker(("STACKS " + std::to_string(req)).c_str());
+    ::raise(g_dump_signal);  // runs faulthandler's dump on this thread, before raise returns
+    write_marker("END");
+}
+
+}  // namespace dpdb::agent

@@ -1,0 +1,30 @@
+// What the agent learns without the GIL: every thread's Python stack when the process does not
+// answer in Python (a thread holds the GIL in C code), and the stacks and signal of a fatal
+// signal before the process dies. Both come from CPython's faulthandler, registered by the agent
+// on a spare real-time signal to write into a pipe that a reader thread here drains.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dpdb::agent {
+
+// The pipe faulthandler writes into (created on first use, again after fork).
+int dump_pipe();
+
+// Called once faulthandler is registered for `signal`: from now on dumps can be taken.
+void enable_dumps(int signal);
+
+// Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGABRT and SIGILL that send the signal and the
+// stacks of every thread to the hub, then let the previous handler (the program's own, or
+// faulthandler's, or the default) do what it would have done.
+void install_crash_handlers();
+
+// A dump of every thread's stack taken on the calling thread without the GIL, sent as the
+// stacks_reply to request `req` unless Python answered it first.
+void answer_stacks_natively(std::int64_t req);
+
+// Python answered request `req`: a native answer is no longer wanted.
+void stacks_answered(std::int64_t req);
+
+}  // namespace dpdb::agent
