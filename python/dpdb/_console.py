@@ -35,8 +35,8 @@ class WaitPolicy:
 
     def describe(self):
         if self.action == "forever":
-            return "waits until a client attaches"
-        return "waits %gs for a client, then will %s" % (self.seconds, self.action)
+            return "as long as it takes"
+        return "%gs, then %s" % (self.seconds, "continues" if self.action == "continue" else "exits")
 
 
 class SessionConsole:
@@ -82,9 +82,11 @@ class SessionConsole:
     def _announce_wait(self, info):
         if _agent.connected():
             return
-        sys.stderr.write("dpdb: pid %d paused at %s:%s; %s from the hub at %s\n" % (
-            os.getpid(), info.get("file"), info.get("line"), self._policy.describe(),
-            _process.hub_description()))
+        sys.stderr.write(
+            "dpdb: pid %d paused at %s:%s and waits for a client of the hub at %s (not connected "
+            "yet); per DPDB_WAIT it waits %s\n" % (
+                os.getpid(), info.get("file"), info.get("line"), _process.hub_description(),
+                self._policy.describe()))
         sys.stderr.flush()
 
     # --- file protocol --------------------------------------------------------------------

@@ -60,6 +60,29 @@ def hub_description():
     return os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
 
 
+def _secret():
+    """The hub's secret: DPDB_TOKEN, DPDB_TOKEN_FILE, or, as the dpdb client finds it, the token
+    file a hub keeps beside its Unix socket (so that `export DPDB_HUB=unix:...` is enough)."""
+    secret = os.environ.get("DPDB_TOKEN", "")
+    if secret:
+        return secret
+    path = os.environ.get("DPDB_TOKEN_FILE", "")
+    if not path:
+        address = os.environ["DPDB_HUB"]
+        socket_path = address[len("unix:"):] if address.startswith("unix:") else address
+        if not socket_path.startswith("/"):
+            return ""
+        path = socket_path + ".token"
+        try:
+            status = os.stat(path)
+        except OSError:
+            return ""  # not there (yet): the hub will refuse us, and the wait says where
+        if status.st_uid != os.getuid() or status.st_mode & 0o077:
+            return ""  # not the secret of a hub of this user
+    with open(path) as f:
+        return f.read().strip()
+
+
 _start_lock = threading.Lock()
 # Held across fork(), so that a child never inherits it locked by a thread it does not have.
 os.register_at_fork(before=_start_lock.acquire, after_in_parent=_start_lock.release,
@@ -75,11 +98,8 @@ def ensure_link(wait=_CONNECT_WAIT):
     with _start_lock:
         if not _agent.started():
             _announced_tags = tags()
-            secret = os.environ.get("DPDB_TOKEN", "")
-            if not secret and os.environ.get("DPDB_TOKEN_FILE"):
-                with open(os.environ["DPDB_TOKEN_FILE"]) as f:
-                    secret = f.read().strip()
-            connected = _agent.start(os.environ["DPDB_HUB"], secret, json.dumps(describe()), wait)
+            connected = _agent.start(os.environ["DPDB_HUB"], _secret(), json.dumps(describe()),
+                                     wait)
             from dpdb import _control
 
             _control.start()
