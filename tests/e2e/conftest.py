@@ -146,6 +146,17 @@ def expect_all(child, *patterns, timeout=-1):
     return [matches[p] for p in patterns]
 
 
+def stop(process):
+    """Kills a background command started with start_new_session=True, and everything it
+    started (its process group), if it is still running."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, 9)
+        except OSError:
+            pass
+        process.wait(timeout=TIMEOUT)
+
+
 def finish(child, status=0):
     """Waits for the end of a spawned command and checks its exit status."""
     child.expect(pexpect.EOF)

@@ -7,6 +7,7 @@ import hmac
 import json
 import os
 import secrets
+import signal
 import socket
 import struct
 import subprocess
@@ -14,7 +15,7 @@ import subprocess
 import pexpect
 import pytest
 
-from conftest import DPDB, PROMPT, PYTHON, finish, program, wait_until
+from conftest import DPDB, PROMPT, PYTHON, finish, program, stop, wait_until
 
 PROGRAM = program("sessions.py")
 
@@ -96,8 +97,7 @@ def test_background_run_waits_for_attach_from_elsewhere(dpdb):
             finish(later, 0)
             assert run.wait(timeout=30) == 0
         finally:
-            if run.poll() is None:
-                run.kill()
+            stop(run)
         output.seek(0)
         text = output.read()
     assert "results [0, 10, 20]" in text and "program done" in text
@@ -128,8 +128,7 @@ def test_program_with_only_dpdb_hub_exported_reaches_the_hub(dpdb):
         finish(user, 0)
         output, _ = program_run.communicate(timeout=30)
     finally:
-        if program_run.poll() is None:
-            program_run.kill()
+        stop(program_run)
     assert program_run.returncode == 0 and "program done" in output, output
     assert "authentication failed" not in hub.log()
 
@@ -249,8 +248,7 @@ def test_hostile_input_does_not_disturb_a_session_in_progress(dpdb):
             finish(user, 0)
             assert run.wait(timeout=30) == 0
         finally:
-            if run.poll() is None:
-                run.kill()
+            stop(run)
         output.seek(0)
         assert "program done" in output.read()
     assert hub.child.isalive()
@@ -260,7 +258,7 @@ def test_hostile_input_does_not_disturb_a_session_in_progress(dpdb):
 def test_hub_stops_on_signal_and_removes_its_socket(dpdb, how):
     hub = Hub(dpdb)
     assert os.path.exists(hub.path)
-    hub.child.kill(getattr(__import__("signal"), how))
+    hub.child.kill(getattr(signal, how))
     hub.child.expect(pexpect.EOF)
     hub.child.close()
     assert hub.child.exitstatus == 0

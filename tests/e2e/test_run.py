@@ -1,6 +1,5 @@
 """dpdb run: a prompt from any process of the job, in the user's own terminal."""
 
-import re
 
 import pexpect
 

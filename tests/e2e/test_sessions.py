@@ -6,9 +6,8 @@ import os
 import signal
 import subprocess
 
-import pexpect
 
-from conftest import DPDB, PROMPT, expect_all, finish, plain, program, wait_until
+from conftest import DPDB, PROMPT, expect_all, finish, plain, program, stop, wait_until
 
 PROGRAM = program("sessions.py")
 
@@ -175,7 +174,8 @@ def test_attach_next_waits_for_the_next_breakpoint(dpdb):
     # The run has no terminal: its sessions wait for a client from elsewhere.
     background = subprocess.Popen([DPDB, "run", PROGRAM, "--wait-for", fifo], env=dpdb.env,
                                   cwd=dpdb.root, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
     try:
         wait_until(lambda: dpdb.run("dpdb", "ls").returncode == 0, "the run's hub")
         waiting = dpdb.spawn("dpdb", "attach", "--next")
@@ -194,8 +194,7 @@ def test_attach_next_waits_for_the_next_breakpoint(dpdb):
         finish(waiting, 0)
         output, _ = background.communicate(timeout=30)
     finally:
-        if background.poll() is None:
-            background.kill()
+        stop(background)
     assert background.returncode == 0
     assert "results [0, 10, 20]" in output and "program done" in output
 

@@ -25,7 +25,7 @@ def main():
     if "--wait-for" in sys.argv:
         with open(sys.argv[sys.argv.index("--wait-for") + 1]) as fifo:
             fifo.readline()
-    first = "first stop"
+    first = "first stop"  # for the debugger to look at
     breakpoint()
     results = [work(i) for i in range(3)]
     say("results %s" % results)
