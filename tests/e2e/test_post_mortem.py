@@ -1,0 +1,58 @@
+"""dpdb run --post-mortem: an uncaught exception opens a post-mortem session in the process it
+happened in, at the line that raised, before that thread or process dies."""
+
+import pytest
+
+from conftest import PROMPT, expect_all, finish, line_of, program
+
+PROGRAM = program("postmortem.py")
+RAISE = line_of(PROGRAM, "# line: raise")
+
+
+@pytest.mark.parametrize("where", ["main", "thread", "child"])
+def test_uncaught_exception_opens_a_post_mortem_session(dpdb, where):
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", PROGRAM, where)
+    main, attached, notice = expect_all(
+        run, r"main pid (\d+)\r\n",
+        r"attached to session (\d+): pid (\d+)[^\r\n]*, thread (\S+), at postmortem\.py:%d in "
+        r"fail\(\)" % RAISE,
+        r"uncaught ValueError in pid (\d+); opening a post-mortem session",
+        r"postmortem\.py\(%d\)fail\(\)\r\n-> raise ValueError\(detail\)" % RAISE)[:3]
+    sid, pid, thread = int(attached.group(1)), int(attached.group(2)), attached.group(3)
+    assert int(notice.group(1)) == pid
+    if where == "child":
+        assert pid != int(main.group(1))
+    else:
+        assert pid == int(main.group(1))
+        assert thread == ("doomed" if where == "thread" else "MainThread")
+    run.expect(PROMPT)
+
+    listing = dpdb.ls()
+    [session] = [s for s in listing["sessions"] if s["sid"] == sid]
+    assert session["reason"] == "post-mortem" and session["line"] == RAISE
+
+    # The frames of the traceback are there to look at.
+    run.sendline("p detail")
+    run.expect("'failure in %s'" % where)
+    run.expect(PROMPT)
+    run.sendline("w")
+    run.expect(r"-> raise ValueError\(detail\)")
+    run.expect(PROMPT)
+    run.sendline("c")
+    if where == "main":
+        run.expect("session %d " % sid)
+        finish(run, 1)  # the exception still ends the program, with its traceback
+        assert "ValueError: failure in main" in run.logfile_read.getvalue()
+    elif where == "thread":
+        expect_all(run, "session %d " % sid, "thread joined", "main done")
+        finish(run, 0)
+    else:
+        expect_all(run, "session %d " % sid, "child exit 1", "main done")
+        finish(run, 0)
+
+
+def test_without_post_mortem_an_exception_just_ends_the_program(dpdb):
+    run = dpdb.spawn("dpdb", "run", PROGRAM, "main")
+    run.expect("ValueError: failure in main")
+    finish(run, 1)
+    assert "post-mortem" not in run.logfile_read.getvalue()
