@@ -143,10 +143,15 @@ class SessionConsole:
     def _read_line(self, prompt):
         nested = prompt != self.main_prompt
         deadline = self._deadline()
+        show_prompt = True
         while True:
-            if self.attached:
+            if self.attached and show_prompt:
                 self.flush()
                 _agent.send("prompt", self.sid, json.dumps({"text": prompt, "nested": nested}))
+            # Only a client that (re)attaches needs the prompt again. Another one after a
+            # completion would reach the client while it still edits the line, and make it show
+            # a prompt, and send a line, that nobody reads.
+            show_prompt = False
             event = self._next_event(deadline)
             if event is None:  # nobody attached in time
                 return self._give_up(prompt)
@@ -158,6 +163,7 @@ class SessionConsole:
                 if not self._pending:
                     self.show_location()
                 deadline = None
+                show_prompt = True
             elif kind in ("detach", "lost"):
                 self.attached = False
                 deadline = self._deadline()

@@ -181,6 +181,9 @@ int Console::run() {
                 if (!editor_ && options_.follow != Follow::Run) stdin_closed_ = true;
                 continue;
             }
+            // A prompt that came while the line was edited was for this same line (an agent
+            // that repeats it): the next one comes after this line is read.
+            prompt_.reset();
             user_line(*line);
         } else if (!pump(kTickMs)) {
             break;

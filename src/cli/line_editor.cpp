@@ -133,6 +133,9 @@ unsigned char LineEditor::complete_here() {
                                  [&](const std::string& m) { return m.rfind(text, 0) != 0; }),
                   matches.end());
     if (matches.empty()) return CC_REFRESH_BEEP;
+    // Sorted and each once, as readline shows them (pdb gives locals in definition order).
+    std::sort(matches.begin(), matches.end());
+    matches.erase(std::unique(matches.begin(), matches.end()), matches.end());
     const std::string prefix = common_prefix(matches);
     if (prefix.size() > text.size()) {
         std::string insert = prefix.substr(text.size());

@@ -1,0 +1,128 @@
+"""The client's prompt: line editing, completion answered by the remote pdb, history across runs,
+Ctrl-C that only clears the line, and the terminal's width reaching pp."""
+
+import os
+import re
+
+import pytest
+
+from conftest import PROMPT, finish, plain, program
+
+PROGRAM = program("console.py")
+UP = "\x1b[A"
+LEFT = "\x1b[D"
+
+
+def stopped(dpdb, **kwargs):
+    run = dpdb.spawn("dpdb", "run", PROGRAM, **kwargs)
+    run.expect(r"attached to session (\d+)")
+    run.sid = int(run.match.group(1))
+    run.expect(r"-> return some_variable")
+    run.expect(PROMPT)
+    return run
+
+
+def history_lines(path):
+    """libedit's history file: a cookie line, then lines with vis(3) escapes (octal)."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line) for line in lines]
+
+
+def end(run):
+    run.sendline("c")
+    run.expect("program done")
+    finish(run, 0)
+
+
+def test_completion_of_locals_attributes_and_commands(dpdb):
+    # The line editor shows a completion by moving the cursor and writing the missing part, so
+    # each one is checked by what the completed line does: uncompleted, each is an error.
+    run = stopped(dpdb)
+    run.send("p some_var\t\r")  # a unique local: `p some_var` is a NameError
+    run.expect(r"\r\n42\r\n")
+    run.expect(PROMPT)
+    run.send("p some_\t\t")  # two candidates: their common part, then both listed
+    run.expect(r"some_value\s+some_variable\r\n")
+    run.send("l\t\r")
+    run.expect(r"\r\n'text'\r\n")
+    run.expect(PROMPT)
+    run.send("p some_value.upp\t()\r")  # an attribute of a remote object
+    run.expect(r"\r\n'TEXT'\r\n")
+    run.expect(PROMPT)
+    run.send("whati\tsome_value\r")  # a command name
+    run.expect(r"\r\n<class 'str'>\r\n")
+    run.expect(PROMPT)
+    run.send("b mai\t\r")  # a function name, for break
+    run.expect(r"Breakpoint 1 at .*console\.py:\d+")
+    run.expect(PROMPT)
+    transcript = plain(run.logfile_read.getvalue())
+    assert "Error" not in transcript, transcript
+    end(run)
+
+
+def test_line_editing(dpdb):
+    run = stopped(dpdb)
+    run.send("p 3" + LEFT + "1" + "\x01" + "\x05" + " + 100\r")  # Ctrl-A, Ctrl-E
+    run.expect(r"\r\n113\r\n")
+    run.expect(PROMPT)
+    end(run)
+
+
+def test_history_is_kept_across_runs(dpdb):
+    run = stopped(dpdb)
+    run.sendline("p 6 * 7")
+    run.expect(r"\r\n42\r\n")
+    run.expect(PROMPT)
+    end(run)
+    history = os.path.join(dpdb.env["HOME"], ".local", "state", "dpdb", "history")
+    assert "p 6 * 7" in history_lines(history)
+
+    again = stopped(dpdb)
+    again.send(UP + UP + "\r")  # `c`, then the line before it
+    again.expect(r"\r\n42\r\n")
+    again.expect(PROMPT)
+    end(again)
+
+
+@pytest.mark.parametrize("client", ["run", "attach"])
+def test_ctrl_c_at_the_prompt_clears_the_line_and_kills_nothing(dpdb, client):
+    run = stopped(dpdb)
+    user = run
+    if client == "attach":
+        sid = run.sid
+        run.sendline("detach")
+        run.expect("detached from session %d" % sid)
+        user = dpdb.spawn("dpdb", "attach", str(sid))
+        user.expect("attached to session %d" % sid)
+        user.expect(PROMPT)
+    user.send("p 1 +")
+    user.sendcontrol("c")
+    user.sendcontrol("c")  # twice, on an empty line too
+    user.send("p 40 + 2\r")
+    user.expect(r"\r\n42\r\n")
+    user.expect(PROMPT)
+    assert "SyntaxError" not in plain(user.logfile_read.getvalue())
+    assert user.isalive() and run.isalive()
+    user.sendline("c")
+    if client == "attach":
+        user.expect("continued")
+        finish(user, 0)
+    run.expect("program done")
+    finish(run, 0)
+
+
+@pytest.mark.parametrize("columns", [200, 60])
+def test_terminal_width_reaches_pp(dpdb, columns):
+    """pprint's own width is 80: a 180-character list fits on one line of a 200-column terminal,
+    a 72-character one does not fit in 60 columns."""
+    run = stopped(dpdb, dimensions=(50, columns))
+    run.sendline("pp wide if %d > 80 else medium" % columns)
+    run.expect(r"\[1000,")
+    run.expect(PROMPT)
+    printed = [line for line in plain("[1000," + run.before).split("\n") if line.strip()][:-1]
+    if columns == 200:
+        assert printed == [repr(list(range(1000, 1030)))], printed
+    else:
+        assert len(printed) == 12, printed
+    end(run)
