@@ -305,6 +305,13 @@ class NativeEngineMixin:
         stopping: what a debugger needs that serves a thread adopted at a breakpoint, or that owns
         breakpoints set from a thread of its own."""
         self.reset()
+        if not hasattr(self, "_load_breaks"):
+            # 3.9: a new Bdb does not see the breakpoints set through other instances (3.10+
+            # loads them in __init__), and break_here looks only at its own table.
+            for filename, lineno in list(bdb.Breakpoint.bplist):
+                lines = self.breaks.setdefault(filename, [])
+                if lineno not in lines:
+                    lines.append(lineno)
         bottom = frame
         while bottom.f_back is not None:
             bottom = bottom.f_back
