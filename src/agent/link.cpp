@@ -22,6 +22,7 @@ constexpr auto kReceiveTick = std::chrono::milliseconds(500);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::seconds(2);
 constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
+constexpr auto kFirstConnectionWaitAtExit = std::chrono::milliseconds(300);
 
 wire::Json parse_object(const std::string& json) {
     auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -214,7 +215,12 @@ void Link::send_exit(int status) noexcept {
     for (int attempt = 0; attempt < 200 && !lock.try_lock(); ++attempt) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (!lock.owns_lock() || !connected_) return;
+    if (!lock.owns_lock()) return;
+    // A process that ends right after it started (or forked) may not have reached the hub yet.
+    if (!connected_ && started_ && !ever_connected_) {
+        changed_.wait_for(lock, kFirstConnectionWaitAtExit, [this] { return connected_; });
+    }
+    if (!connected_) return;
     const auto channel = channel_;
     lock.unlock();
     try {
@@ -246,6 +252,7 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     sessions_.clear();
     control_inbox_.clear();
     connected_ = false;
+    ever_connected_ = false;
     proc_json_ = proc_json;
     ++generation_;
     if (started_) start_thread_locked();
@@ -277,6 +284,7 @@ bool Link::connect_once() {
     connecting_.reset();
     channel_ = channel;
     connected_ = true;
+    ever_connected_ = true;
     // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every
     // session that is waiting.
     for (const auto& [sid, state] : sessions_) {

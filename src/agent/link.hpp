@@ -82,6 +82,7 @@ class Link {
     std::shared_ptr<wire::Channel> channel_;
     std::shared_ptr<wire::Channel> connecting_;  // the I/O thread's connection in its handshake
     bool connected_ = false;
+    bool ever_connected_ = false;  // since start, or since fork in a child
     bool started_ = false;
     std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void
     HubAddress address_;
