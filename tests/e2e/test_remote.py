@@ -235,3 +235,40 @@ def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts):
     finally:
         if hub.process.poll() is None:
             hub.stop()
+
+
+def test_global_breakpoints_and_exit_records_survive_a_hub_restart(dpdb, tcp_hub):
+    env = tcp_hub.env()
+    added = dpdb.run("dpdb", "break", "ranks.py:11", env=env)
+    assert added.returncode == 0, added.stderr
+    ended = subprocess.run(
+        [sys.executable, "-c", "from dpdb import _process; _process.ensure_link(); exit(7)"],
+        env=dict(dpdb.env, **env), timeout=30, stdin=subprocess.DEVNULL)
+    assert ended.returncode == 7
+    tcp_hub.stop()
+    tcp_hub.args = ("--listen", "127.0.0.1:" + tcp_hub.tcp.rsplit(":", 1)[1])
+    tcp_hub.start()
+    listing = dpdb.run("dpdb", "break", "--list", env=env).stdout
+    assert re.search(r"^1\s+ranks.py:11", listing, re.M), listing
+    processes = json.loads(dpdb.run("dpdb", "ps", "--json", env=env).stdout)
+    assert any(p["state"] == "exited with status 7" for p in processes), processes
+
+
+def test_a_connection_flood_does_not_shut_out_others(dpdb, tcp_hub):
+    import socket
+
+    host, port = tcp_hub.tcp[len("tcp://"):].rsplit(":", 1)
+    flood = []
+    try:
+        # 64 connections that never speak, from another loopback address.
+        for _ in range(64):
+            s = socket.socket()
+            s.bind(("127.0.0.2", 0))
+            s.connect((host, int(port)))
+            flood.append(s)
+        wait_until(lambda: "connection flood" in tcp_hub.logged(), "the hub to log the flood")
+        done = dpdb.run("dpdb", "ls", env=tcp_hub.env())
+        assert done.returncode == 0, done.stderr
+    finally:
+        for s in flood:
+            s.close()
