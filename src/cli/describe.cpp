@@ -23,9 +23,18 @@ std::string short_argv(const wire::Json& item) {
     const auto it = item.find("argv");
     if (it == item.end() || !it->is_array()) return "";
     std::string out;
+    // The interpreter and the script by their names: `python3 /long/path/to/service.py` cut to
+    // 40 characters would lose the name that tells the processes apart.
+    bool script_seen = false;
+    std::string previous;
     for (const auto& arg : *it) {
         if (!arg.is_string()) continue;
-        const auto word = out.empty() ? basename(arg.get<std::string>()) : arg.get<std::string>();
+        auto word = arg.get<std::string>();
+        const bool script = !out.empty() && !script_seen && !word.empty() && word[0] != '-' &&
+                            previous != "-m" && previous != "-c";
+        if (out.empty() || script) word = basename(word);
+        script_seen = script_seen || script || previous == "-m" || previous == "-c";
+        previous = arg.get<std::string>();
         out += (out.empty() ? "" : " ") + word;
         if (out.size() > 40) return out.substr(0, 39) + "…";
     }

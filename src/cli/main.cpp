@@ -2,8 +2,43 @@
 #include <clocale>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
+
+namespace {
+
+// `dpdb run [OPTIONS] -m MODULE ARGS...`: as with `python -m`, everything after the module is the
+// module's, options that dpdb has too included. CLI11 would read those (prefix_command stops only
+// at a positional), so they are set aside before parsing. Returns how much of argv to parse.
+int set_aside_module_args(int argc, char** argv, std::vector<std::string>& module_args) {
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') i += std::string(argv[i]) == "--hub" ? 2 : 1;
+    if (i >= argc || std::string(argv[i]) != "run") return argc;
+    for (++i; i < argc; ++i) {
+        const std::string arg = argv[i];
+        int cut = 0;
+        if (arg == "-m") {
+            cut = i + 2;
+        } else if (arg.size() > 2 && arg.rfind("-m", 0) == 0) {
+            cut = i + 1;  // -mMODULE
+        } else if (arg == "--python" || arg == "--hub") {
+            ++i;
+            continue;
+        } else if (arg.empty() || arg[0] != '-') {
+            return argc;  // the script: prefix_command leaves it and what follows to the program
+        } else {
+            continue;
+        }
+        if (cut >= argc) return argc;
+        module_args.assign(argv + cut, argv + argc);
+        return cut;
+    }
+    return argc;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     std::setlocale(LC_CTYPE, "");
@@ -79,8 +114,10 @@ int main(int argc, char** argv) {
     pause_cmd->add_option("pid", pause_pid, "process id")->required();
     pause_cmd->add_flag("--all-threads", all_threads, "a session for every thread");
 
+    std::vector<std::string> module_args;
+    const int parsed = set_aside_module_args(argc, argv, module_args);
     try {
-        app.parse(argc, argv);
+        app.parse(parsed, argv);
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : 2;
     }
@@ -88,6 +125,7 @@ int main(int argc, char** argv) {
         if (*run_cmd) {
             run.hub = hub;
             for (const auto& extra : run_cmd->remaining()) run.args.push_back(extra);
+            run.args.insert(run.args.end(), module_args.begin(), module_args.end());
             return dpdb::cli::run_command(run);
         }
         if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
