@@ -69,20 +69,36 @@ def tcp_hub(dpdb):
         hub.stop()
 
 
-def start_job(dpdb, env, name="ranks.py"):
-    """The job under `dpdb run` joining the hub, in the background with no terminal."""
-    return subprocess.Popen([DPDB, "run", program(name)], env=dict(dpdb.env, **env),
-                            cwd=dpdb.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+@pytest.fixture
+def jobs():
+    """Jobs started by a test; whatever is left of them (paused workers too) ends with it."""
+    started = []
+    yield started
+    for job in started:
+        try:
+            os.killpg(job.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        job.wait(timeout=10)
+
+
+def start_job(dpdb, env, jobs, name="ranks.py"):
+    """The job under `dpdb run` joining the hub, in the background with no terminal, in a
+    process group of its own."""
+    job = subprocess.Popen([DPDB, "run", program(name)], env=dict(dpdb.env, **env),
+                           cwd=dpdb.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    jobs.append(job)
+    return job
 
 
 def paused_sessions(dpdb, env):
     return dpdb.wait_ls(lambda listing: listing["sessions"], env=env)["sessions"]
 
 
-def test_job_and_client_meet_through_tls_with_the_secret(dpdb, tcp_hub):
+def test_job_and_client_meet_through_tls_with_the_secret(dpdb, tcp_hub, jobs):
     env = tcp_hub.env(DPDB_TLS_FINGERPRINT=tcp_hub.fingerprint)
-    job = start_job(dpdb, env)
+    job = start_job(dpdb, env, jobs)
     session = paused_sessions(dpdb, env)[0]
     assert session["tags"] == {"RANK": "1", "WORLD_SIZE": "2"}
     client = dpdb.spawn("dpdb", "attach", env=env)
@@ -128,9 +144,9 @@ def test_tcp_is_tls_unless_insecure(dpdb, tcp_hub):
     assert done.returncode != 0
 
 
-def test_hub_restart_brings_paused_sessions_back(dpdb, tcp_hub):
+def test_hub_restart_brings_paused_sessions_back(dpdb, tcp_hub, jobs):
     env = tcp_hub.env()
-    job = start_job(dpdb, env)
+    job = start_job(dpdb, env, jobs)
     before = paused_sessions(dpdb, env)[0]
     tcp_hub.stop(signal.SIGKILL)
     port = tcp_hub.tcp.rsplit(":", 1)[1]
@@ -150,17 +166,15 @@ def test_hub_restart_brings_paused_sessions_back(dpdb, tcp_hub):
     assert job.returncode == 0 and "job done" in output, output
 
 
-def test_client_of_a_dead_hub_says_so(dpdb, tcp_hub):
+def test_client_of_a_dead_hub_says_so(dpdb, tcp_hub, jobs):
     env = tcp_hub.env()
-    job = start_job(dpdb, env)
+    job = start_job(dpdb, env, jobs)
     paused_sessions(dpdb, env)
     client = dpdb.spawn("dpdb", "attach", env=env)
     client.expect(PROMPT)
     tcp_hub.stop(signal.SIGKILL)
     client.expect(r"lost the hub")
     finish(client, status=1)
-    job.kill()
-    job.wait(timeout=10)
 
 
 # --- two hosts ---------------------------------------------------------------------------------
@@ -205,7 +219,7 @@ def two_hosts():
         subprocess.run(["ip", "netns", "del", node], capture_output=True)
 
 
-def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts):
+def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts, jobs):
     login, node = two_hosts
     hub = StandaloneHub(dpdb, "--listen", "10.231.7.1:0", prefix=["ip", "netns", "exec", login])
     try:
@@ -215,7 +229,9 @@ def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts):
         os.makedirs(node_env["XDG_RUNTIME_DIR"], mode=0o700)
         job = subprocess.Popen(["ip", "netns", "exec", node, DPDB, "run", program("ranks.py")],
                                env=node_env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+        jobs.append(job)
         ls = lambda: json.loads(subprocess.run(
             ["ip", "netns", "exec", login, DPDB, "ls", "--json"], env=dict(dpdb.env, **env),
             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL).stdout or "{}")
