@@ -27,11 +27,14 @@ def _can_use_hub():
 
 def set_trace(*, header=None):
     """Pause the calling thread in a dpdb session (plain pdb when there is no hub but a terminal)."""
+    _set_trace_at(sys._getframe().f_back, header)
+
+
+def _set_trace_at(frame, header=None):
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
         return
-    frame = sys._getframe().f_back
     use_hub = _can_use_hub()
     if use_hub is None:
         return

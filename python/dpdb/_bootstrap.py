@@ -19,6 +19,8 @@ def start(sitecustomize_path):
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
     _report_os_exit()
+    if os.environ.get("DPDB_RUN_INTERACTIVE"):
+        _ctrl_c_pauses()
     if os.environ.get("DPDB_POST_MORTEM"):
         _install_post_mortem()
 
@@ -41,6 +43,28 @@ def _report_os_exit():
             real_exit(status)
 
     os._exit = _exit
+
+
+def _ctrl_c_pauses():
+    """Under `dpdb run` in a terminal, Ctrl-C while no prompt is shown pauses the program at its
+    next line (as pdb does while it runs a program) instead of interrupting it. The terminal sends
+    SIGINT to every process of the job: the program's own first process pauses, the processes
+    below it leave the signal alone rather than die of it. A handler the program installs itself
+    takes precedence."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    if os.environ.get("DPDB_RUN_ID") != str(os.getppid()):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return
+
+    def pause(signum, frame):
+        import dpdb
+
+        dpdb._set_trace_at(frame, "Program interrupted by Ctrl-C. (Use 'c' to resume.)")
+
+    signal.signal(signal.SIGINT, pause)
 
 
 def _chain_sitecustomize(path):

@@ -156,6 +156,13 @@ int run_command(const RunOptions& options) {
     ::setenv("DPDB_RUN_ID", run_id.c_str(), 1);
     ::setenv("PYTHONBREAKPOINT", "dpdb.set_trace", 1);
     if (options.post_mortem) ::setenv("DPDB_POST_MORTEM", "1", 1);
+    // Ctrl-C pauses the program rather than interrupting it only when there is a terminal to
+    // show the prompt on.
+    if (::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO)) {
+        ::setenv("DPDB_RUN_INTERACTIVE", "1", 1);
+    } else {
+        ::unsetenv("DPDB_RUN_INTERACTIVE");
+    }
     prepend_env_path("PYTHONPATH", boot_dir);
 
     std::vector<std::string> argv = {choose_python(options.python)};

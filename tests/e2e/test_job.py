@@ -132,3 +132,19 @@ def test_crash_reaches_the_hub_before_the_process_dies(dpdb):
     assert log.returncode == 0 and "crashed: SIGSEGV" in log.stdout
     assert "in crash" in log.stdout and "faults.py" in log.stdout
     child.terminate(force=True)
+
+
+def test_ctrl_c_in_a_run_terminal_pauses_the_program(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("busy.py"))
+    child.expect("busy started")
+    time.sleep(0.3)
+    child.sendintr()
+    child.expect(r"Program interrupted by Ctrl-C")
+    child.expect(PROMPT)
+    child.sendline("p rounds > 0")
+    child.expect("True")
+    child.expect(PROMPT)
+    child.sendline("c")
+    # The worker process did not die of the Ctrl-C: it ended normally, with status 0.
+    child.expect(r"busy done True 0")
+    child.expect(pexpect.EOF)
