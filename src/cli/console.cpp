@@ -198,6 +198,9 @@ bool Console::pump(int timeout_ms) {
         auto message = channel_.receive(timeout_ms);
         while (message) {
             handle(*message);
+            // Done (the session ended): what follows is not ours to read, and a hub that goes
+            // away right after (a run whose program ended) is no failure.
+            if (done_) return true;
             message = channel_.receive(0);
         }
         return true;

@@ -18,6 +18,14 @@ PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
 PROMPT = r"\(Pdb\) "
 TIMEOUT = 30
 PYTHON = sys.executable
+# From 3.13 on, breakpoint() and set_trace() stop on their own line; before, on the next one.
+STOPS_ON_CALL = sys.version_info >= (3, 13)
+
+
+def stop_line(after, call=r"breakpoint\(\)"):
+    """The `-> ` line pdb shows for a stop at a breakpoint() (or set_trace) call, as a pattern:
+    the call itself on 3.13 and later, the line after it (pattern `after`) before."""
+    return "-> " + (call if STOPS_ON_CALL else after)
 
 
 def dpdb_executable():

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from conftest import DPDB, PROGRAMS, PROMPT, PYTHON, expect_all, finish, line_of, plain, program
+from conftest import (
+    DPDB, PROGRAMS, PROMPT, PYTHON, expect_all, finish, line_of, plain, program, stop_line)
 
 
 def test_installed_executable_needs_no_python(dpdb):
@@ -58,7 +59,7 @@ def test_api_post_mortem_and_set_trace(dpdb):
     # set_trace(header=...): the header comes first, then the stop.
     run.expect(r"attached to session (\d+)")
     run.expect("api header for value")
-    run.expect(r"-> say\(")
+    run.expect(stop_line(r"say\(", r"dpdb\.set_trace\(header="))
     run.expect(PROMPT)
     run.sendline("p value, ratio")
     run.expect(r"\(7, None\)")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import PROMPT, finish, plain, program
+from conftest import PROMPT, finish, plain, program, stop_line
 
 PROGRAM = program("console.py")
 UP = "\x1b[A"
@@ -17,7 +17,7 @@ def stopped(dpdb, **kwargs):
     run = dpdb.spawn("dpdb", "run", PROGRAM, **kwargs)
     run.expect(r"attached to session (\d+)")
     run.sid = int(run.match.group(1))
-    run.expect(r"-> return some_variable")
+    run.expect(stop_line("return some_variable"))
     run.expect(PROMPT)
     return run
 

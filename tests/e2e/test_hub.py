@@ -15,7 +15,7 @@ import subprocess
 import pexpect
 import pytest
 
-from conftest import DPDB, PROMPT, PYTHON, finish, program, stop, wait_until
+from conftest import DPDB, PROMPT, PYTHON, finish, program, stop, stop_line, wait_until
 
 PROGRAM = program("sessions.py")
 
@@ -87,7 +87,7 @@ def test_background_run_waits_for_attach_from_elsewhere(dpdb):
 
             later = dpdb.spawn("dpdb", "attach", env=hub.env)  # the only one
             later.expect(r"attached to session %d" % second["sid"])
-            later.expect(r"-> history\.append\(value\)")
+            later.expect(stop_line(r"history\.append\(value\)"))
             later.expect(PROMPT)
             later.sendline("p i, value")
             later.expect(r"\(2, 20\)")

@@ -4,7 +4,7 @@ as a process of their own, with their parent's pid, and their breakpoint() gives
 
 import pytest
 
-from conftest import PROMPT, expect_all, finish, program
+from conftest import PROMPT, expect_all, finish, program, stop_line
 
 KINDS = ["fork", "mp-fork", "mp-spawn", "mp-forkserver", "subprocess", "pool", "daemon"]
 
@@ -28,7 +28,7 @@ def test_child_registers_and_stops(dpdb, kind):
     patterns = [r"main pid (\d+)\r\n",
                 r"child %s pid (\d+) ppid \d+\r\n" % label,
                 r"attached to session (\d+): pid (\d+)",
-                r"-> return marker"]
+                stop_line("return marker")]
     if kind == "daemon":
         patterns.append(r"intermediate pid (\d+) ppid (\d+)\r\n")
     matches = expect_all(child, *patterns)

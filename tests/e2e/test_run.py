@@ -3,7 +3,7 @@
 
 import pexpect
 
-from conftest import PROMPT, expect_all, program
+from conftest import PROMPT, expect_all, program, stop_line
 
 
 def test_spawn_pool_workers_queue_and_switch(dpdb):
@@ -12,7 +12,7 @@ def test_spawn_pool_workers_queue_and_switch(dpdb):
     # one's location arrives).
     attached, paused = expect_all(child, r"attached to session (\d+): pid (\d+) SpawnPoolWorker",
                                   r"session (\d+) paused: pid \d+ SpawnPoolWorker",
-                                  r"-> return y \+ 1")[:2]
+                                  stop_line(r"return y \+ 1"))[:2]
     first = int(attached.group(1))
     second = int(paused.group(1))
     child.expect(PROMPT)

@@ -7,7 +7,7 @@ import signal
 import subprocess
 
 
-from conftest import DPDB, PROMPT, expect_all, finish, plain, program, stop, wait_until
+from conftest import DPDB, PROMPT, expect_all, finish, plain, program, stop, stop_line, wait_until
 
 PROGRAM = program("sessions.py")
 
@@ -15,7 +15,7 @@ PROGRAM = program("sessions.py")
 def first_stop(child):
     """Waits for the run's first stop; returns (session, pid)."""
     attached, main = expect_all(child, r"attached to session (\d+): pid (\d+)",
-                                r"main pid (\d+)\r\n", "-> breakpoint|-> results")[:2]
+                                r"main pid (\d+)\r\n", stop_line("results"))[:2]
     assert attached.group(2) == main.group(1)
     child.expect(PROMPT)
     return int(attached.group(1)), int(main.group(1))
@@ -45,7 +45,7 @@ def attach(dpdb, sid, *extra):
     other = dpdb.spawn("dpdb", "attach", str(sid), *extra)
     other.expect(r"attached to session %d: pid \d+" % sid)
     # A client that comes later is shown where the thread stands.
-    other.expect(r"sessions\.py\(\d+\)main\(\)\r\n-> results")
+    other.expect(r"sessions\.py\(\d+\)main\(\)\r\n" + stop_line("results"))
     other.expect(PROMPT)
     return other
 
@@ -184,7 +184,7 @@ def test_attach_next_waits_for_the_next_breakpoint(dpdb):
             go.write("go\n")
         waiting.expect(r"attached to session (\d+): pid (\d+)")
         sid = int(waiting.match.group(1))
-        waiting.expect("-> breakpoint|-> results")
+        waiting.expect(stop_line("results"))
         waiting.expect(PROMPT)
         waiting.sendline("p first")
         waiting.expect("'first stop'")

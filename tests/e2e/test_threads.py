@@ -3,7 +3,7 @@ process's other threads keep running."""
 
 import os
 
-from conftest import PROMPT, expect_all, finish, program
+from conftest import PROMPT, expect_all, finish, program, stop_line
 
 
 def test_each_paused_thread_is_a_session_and_others_run(dpdb):
@@ -12,7 +12,7 @@ def test_each_paused_thread_is_a_session_and_others_run(dpdb):
     child = dpdb.spawn("dpdb", "run", program("threads.py"), fifo)
     attached, paused = expect_all(
         child, r"attached to session (\d+): pid (\d+) [^\r\n]*, thread worker-(a|b),",
-        r"session (\d+) paused: pid (\d+)", "-> say")[:2]
+        r"session (\d+) paused: pid (\d+)", stop_line("say"))[:2]
     first, pid, first_name = int(attached.group(1)), int(attached.group(2)), attached.group(3)
     second = int(paused.group(1))
     assert int(paused.group(2)) == pid and second != first

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import DPDB, PROMPT, PYTHON, TIMEOUT, finish, plain, program, stop
+from conftest import DPDB, PROMPT, PYTHON, TIMEOUT, finish, plain, program, stop, stop_line
 
 PROGRAM = program("sessions.py")
 
@@ -78,7 +78,7 @@ def test_exit_after_n_seconds_with_nobody_attached(dpdb, how):
 
 def test_no_hub_and_a_terminal_is_plain_pdb(dpdb):
     child = dpdb.spawn(PYTHON, PROGRAM, env={"PYTHONBREAKPOINT": "dpdb.set_trace"})
-    child.expect(r"sessions\.py\(\d+\)main\(\)\r\n-> results")
+    child.expect(r"sessions\.py\(\d+\)main\(\)\r\n" + stop_line("results"))
     child.expect(r"\r\n\(Pdb\) ")
     child.sendline("p first")
     child.expect(r"'first stop'")
