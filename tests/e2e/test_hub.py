@@ -15,7 +15,8 @@ import subprocess
 import pexpect
 import pytest
 
-from conftest import DPDB, PROMPT, PYTHON, finish, program, stop, stop_line, wait_until
+from conftest import (
+    DPDB, PROMPT, PYTHON, expect_all, finish, program, stop, stop_line, wait_until)
 
 PROGRAM = program("sessions.py")
 
@@ -23,11 +24,11 @@ PROGRAM = program("sessions.py")
 class Hub:
     """`dpdb hub --socket PATH` in a terminal of its own; its log is what that terminal shows."""
 
-    def __init__(self, dpdb):
+    def __init__(self, dpdb, *options):
         self.path = os.path.join(dpdb.root, "hub.sock")
         self.address = "unix:" + self.path
         self.env = {"DPDB_HUB": self.address}
-        self.child = dpdb.spawn("dpdb", "hub", "--socket", self.path)
+        self.child = dpdb.spawn("dpdb", "hub", "--socket", self.path, *options)
         self.child.expect("dpdb hub listening on %s" % self.address)
         self.child.expect(r"export DPDB_HUB=%s\r\n" % self.address)
 
@@ -265,3 +266,64 @@ def test_hub_stops_on_signal_and_removes_its_socket(dpdb, how):
     assert not os.path.exists(hub.path)
     done = dpdb.run("dpdb", "ls", env=hub.env)
     assert done.returncode != 0 and hub.path in done.stderr
+
+
+def test_default_hub_is_found_in_the_runtime_directory(dpdb):
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect(r"dpdb hub listening on unix:(\S+)\r\n")
+    path = hub.match.group(1)
+    assert os.path.dirname(path) == os.path.join(dpdb.env["XDG_RUNTIME_DIR"],
+                                                 "dpdb-%d" % os.getuid())
+    assert "DPDB_HUB" not in dpdb.env
+    assert dpdb.ls() == {"processes": [], "sessions": []}
+
+
+def test_runs_joining_one_hub_each_follow_their_own_program(dpdb):
+    hub = Hub(dpdb)
+    runs = [dpdb.spawn("dpdb", "run", PROGRAM, env=hub.env) for _ in range(2)]
+    pids = []
+    for run in runs:
+        attached, main = expect_all(run, r"attached to session (\d+): pid (\d+)",
+                                    r"main pid (\d+)\r\n")
+        assert attached.group(2) == main.group(1)  # its own program's session, not the other's
+        pids.append(int(main.group(1)))
+        run.expect(PROMPT)
+    assert pids[0] != pids[1]
+    listing = dpdb.ls(env=hub.env)
+    assert sorted(s["pid"] for s in listing["sessions"]) == sorted(pids)
+    for run in runs:
+        run.sendline("c")
+        expect_all(run, r"results \[0, 10, 20\]", "program done")
+        finish(run, 0)
+    assert hub.child.isalive()
+
+
+def test_hub_restart_gets_the_paused_session_back(dpdb):
+    """The agent reconnects to a hub that restarts (same socket, same secret from its state
+    directory) and re-opens the session that still waits."""
+    state = os.path.join(dpdb.root, "state")
+    hub = Hub(dpdb, "--state-dir", state)
+    env = dict(dpdb.env, PYTHONBREAKPOINT="dpdb.set_trace", **hub.env)
+    program_run = subprocess.Popen([PYTHON, PROGRAM], env=env, cwd=dpdb.root,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        dpdb.wait_ls(lambda listing: len(listing["sessions"]) == 1, env=hub.env)
+        hub.child.kill(signal.SIGTERM)
+        hub.child.expect(pexpect.EOF)
+        again = Hub(dpdb, "--state-dir", state)
+        listing = dpdb.wait_ls(lambda listing: len(listing["sessions"]) == 1, env=again.env)
+        assert listing["sessions"][0]["pid"] == program_run.pid
+        user = dpdb.spawn("dpdb", "attach", env=again.env)
+        user.expect(r"attached to session \d+: pid %d" % program_run.pid)
+        user.expect(PROMPT)
+        user.sendline("p first")
+        user.expect("'first stop'")
+        user.expect(PROMPT)
+        user.sendline("c")
+        user.expect("continued")
+        finish(user, 0)
+        output, _ = program_run.communicate(timeout=30)
+    finally:
+        stop(program_run)
+    assert program_run.returncode == 0 and "program done" in output, output

@@ -1,9 +1,7 @@
 """dpdb run: a prompt from any process of the job, in the user's own terminal."""
 
 
-import pexpect
-
-from conftest import PROMPT, expect_all, program, stop_line
+from conftest import PROMPT, expect_all, finish, program, stop_line
 
 
 def test_spawn_pool_workers_queue_and_switch(dpdb):
@@ -16,14 +14,22 @@ def test_spawn_pool_workers_queue_and_switch(dpdb):
     first = int(attached.group(1))
     second = int(paused.group(1))
     child.expect(PROMPT)
+    child.sendline("p x, y")
+    child.expect(r"\((1, 2|2, 4)\)")
+    first_values = child.match.group(1)
+    # The prompt counts who waits; `sessions` lists both.
+    child.expect(r"\[%d pid \d+ \+1 waiting\] \(Pdb\) " % first)
     child.sendline("sessions")
-    child.expect(r"SESSION\s+PID")
+    child.expect(r"SESSION\s+PID[^\r]*\r\n(.*)\[%d pid" % first)
+    rows = [line.split() for line in child.match.group(1).split("\r\n") if line.strip()]
+    assert sorted(int(row[0]) for row in rows) == sorted([first, second]), rows
     child.expect(PROMPT)
     child.sendline("switch %d" % second)
     child.expect(r"attached to session %d" % second)
     child.expect(PROMPT)
     child.sendline("p x, y")
-    child.expect(r"\((1|2), (2|4)\)")
+    child.expect(r"\((1, 2|2, 4)\)")
+    assert child.match.group(1) != first_values  # the other worker
     child.expect(PROMPT)
     child.sendline("c")
     child.expect(r"session %d continued" % second)
@@ -31,8 +37,5 @@ def test_spawn_pool_workers_queue_and_switch(dpdb):
     child.expect(r"attached to session %d" % first)
     child.expect(PROMPT)
     child.sendline("c")
-    child.expect(r"results \[3, 5\]")
-    child.expect("main done")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    expect_all(child, r"results \[3, 5\]", "main done", "session %d continued" % first)
+    finish(child, 0)

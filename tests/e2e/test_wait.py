@@ -60,9 +60,10 @@ def read_stderr_line(process, timeout=TIMEOUT):
     return line.decode()
 
 
-@pytest.mark.parametrize("how", ["dpdb run", "python"])
-def test_continue_after_n_seconds_with_nobody_attached(dpdb, how):
-    status, out, err = finished(start(dpdb, how, "continue:1", hub(dpdb)))
+@pytest.mark.parametrize("how, wait", [("dpdb run", "continue:1"), ("python", "continue:1"),
+                                       ("python", "1")])
+def test_continue_after_n_seconds_with_nobody_attached(dpdb, how, wait):
+    status, out, err = finished(start(dpdb, how, wait, hub(dpdb)))
     assert "no client attached within 1s (DPDB_WAIT); continuing" in err, err
     assert status == 0, (out, err)
     assert "results [0, 10, 20]" in out and "program done" in out

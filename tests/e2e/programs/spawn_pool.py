@@ -9,7 +9,7 @@ def work(x):
 
 
 if __name__ == "__main__":
-    print("main pid", os.getpid(), flush=True)
+    print("main pid %d" % os.getpid(), flush=True)
     with mp.get_context("spawn").Pool(2) as pool:
-        print("results", sorted(pool.map(work, [1, 2], chunksize=1)), flush=True)
+        print("results %s" % sorted(pool.map(work, [1, 2], chunksize=1)), flush=True)
     print("main done", flush=True)
