@@ -158,12 +158,15 @@ class SessionConsole:
             kind, body = event
             message = json.loads(body)
             if kind == "attach":
+                # The same client again, whose terminal changed size: only the width is news.
+                again = self.attached
                 self.attached = True
                 self.columns = max(20, int(message.get("cols", 80)))
-                if not self._pending:
-                    self.show_location()
+                if not again:
+                    if not self._pending:
+                        self.show_location()
+                    show_prompt = True
                 deadline = None
-                show_prompt = True
             elif kind in ("detach", "lost"):
                 self.attached = False
                 deadline = self._deadline()

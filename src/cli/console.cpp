@@ -216,7 +216,14 @@ bool Console::pump(int timeout_ms) {
 std::optional<unsigned char> Console::next_byte() {
     for (;;) {
         if (abandon_line_ || done_) return std::nullopt;
-        if (g_terminal_resized.exchange(false) && editor_) editor_->resize();
+        if (g_terminal_resized.exchange(false) && editor_) {
+            editor_->resize();
+            // pdb fills the width it was told at attach (pp): attaching again tells the new one.
+            if (attached_ != 0) {
+                channel_.send(
+                    wire::make("attach", {{"sid", attached_}, {"cols", terminal_columns()}}));
+            }
+        }
         if (stdin_closed_) {
             if (!pump(kTickMs)) return std::nullopt;
             continue;
@@ -245,6 +252,8 @@ void Console::handle(const wire::Message& message) {
     if (type == "event") {
         on_event(message.str("kind"), message["data"]);
     } else if (type == "attached") {
+        // Attached again to the same session (the terminal changed size): nothing new to say.
+        const bool again = message.num("sid") == attached_;
         attached_ = message.num("sid");
         attach_requested_ = 0;
         waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), attached_), waiting_.end());
@@ -254,7 +263,7 @@ void Console::handle(const wire::Message& message) {
             "attached to session " + std::to_string(attached_) + ": " + process_label(session) +
             ", thread " + session.value("thread", std::string("?")) + ", at " + location(session);
         if (!waiting_.empty()) header += " (" + std::to_string(waiting_.size()) + " more waiting)";
-        say(header);
+        if (!again) say(header);
     } else if (type == "output") {
         if (message.num("sid") != attached_) return;
         const auto text = message.str("text");

@@ -126,3 +126,24 @@ def test_terminal_width_reaches_pp(dpdb, columns):
     else:
         assert len(printed) == 12, printed
     end(run)
+
+
+def test_resized_terminal_reaches_pp(dpdb):
+    """The width pp uses follows the terminal when it changes size during the session."""
+    run = stopped(dpdb, dimensions=(50, 200))
+    run.sendline("pp medium")
+    run.expect(r"\r\n\[1000, 1001, [^\r\n]*1011\]\r\n")  # one line: 72 columns fit in 200
+    run.expect(PROMPT)
+    run.setwinsize(50, 60)
+    run.sendline("p 1")  # a line typed after the resize
+    run.expect(r"\r\n1\r\n")
+    run.expect(PROMPT)
+    run.sendline("pp medium")
+    run.expect(r"\[1000,")
+    run.expect(PROMPT)
+    printed = [line for line in plain("[1000," + run.before).split("\n") if line.strip()][:-1]
+    assert len(printed) == 12, printed
+    transcript = plain(run.logfile_read.getvalue())
+    assert transcript.count("attached to session") == 1, transcript  # nothing else to see
+    assert transcript.count("-> return some_variable") + transcript.count("-> breakpoint()") == 1
+    end(run)
