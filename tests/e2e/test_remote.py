@@ -92,6 +92,19 @@ def start_job(dpdb, env, jobs, name="ranks.py"):
     return job
 
 
+def look_and_finish(client, job, command, answer):
+    """At the attached prompt: one command and its answer, then `c`; the job then completes."""
+    client.expect(PROMPT)
+    client.sendline(command)
+    client.expect(answer)
+    client.expect(PROMPT)
+    client.sendline("c")
+    finish(client)
+    output, _ = job.communicate(timeout=30)
+    assert job.returncode == 0 and "job done" in output, output
+    return output
+
+
 def paused_sessions(dpdb, env):
     return dpdb.wait_ls(lambda listing: listing["sessions"], env=env)["sessions"]
 
@@ -103,14 +116,7 @@ def test_job_and_client_meet_through_tls_with_the_secret(dpdb, tcp_hub, jobs):
     assert session["tags"] == {"RANK": "1", "WORLD_SIZE": "2"}
     client = dpdb.spawn("dpdb", "attach", env=env)
     client.expect(r"attached to session %d" % session["sid"])
-    client.expect(PROMPT)
-    client.sendline("p rank, loss")
-    client.expect(r"\(1, 0\.5\)")
-    client.expect(PROMPT)
-    client.sendline("c")
-    finish(client)
-    output, _ = job.communicate(timeout=30)
-    assert job.returncode == 0, output
+    output = look_and_finish(client, job, "p rank, loss", r"\(1, 0\.5\)")
     assert "losses [(0, 1.0), (1, 0.5)]" in output
 
 
@@ -156,14 +162,7 @@ def test_hub_restart_brings_paused_sessions_back(dpdb, tcp_hub, jobs):
     assert (after["pid"], after["line"], after["file"]) == (before["pid"], before["line"],
                                                            before["file"])
     client = dpdb.spawn("dpdb", "attach", env=env)
-    client.expect(PROMPT)
-    client.sendline("p loss")
-    client.expect(r"0\.5")
-    client.expect(PROMPT)
-    client.sendline("c")
-    finish(client)
-    output, _ = job.communicate(timeout=30)
-    assert job.returncode == 0 and "job done" in output, output
+    look_and_finish(client, job, "p loss", r"0\.5")
 
 
 def test_client_of_a_dead_hub_says_so(dpdb, tcp_hub, jobs):
@@ -240,14 +239,7 @@ def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts, jobs):
                                env=dict(dpdb.env, **env), encoding="utf-8", timeout=30,
                                dimensions=(50, 200))
         client.expect(r"attached to session \d+: pid \d+ \[rank=1,world_size=2\]")
-        client.expect(PROMPT)
-        client.sendline("p rank")
-        client.expect(r"\r\n1\r\n")
-        client.expect(PROMPT)
-        client.sendline("c")
-        finish(client)
-        output, _ = job.communicate(timeout=30)
-        assert job.returncode == 0 and "job done" in output, output
+        look_and_finish(client, job, "p rank", r"\r\n1\r\n")
     finally:
         if hub.process.poll() is None:
             hub.stop()
