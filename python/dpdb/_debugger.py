@@ -56,9 +56,20 @@ class Debugger(*_BASES):
     def bp_commands(self, frame):
         # A breakpoint's `commands` run, and may prompt, from here rather than from
         # interaction(): the session must be open for them too.
-        if getattr(self, "currentbp", False) and self.currentbp in self.commands:
+        number = getattr(self, "currentbp", False)
+        if not number or number not in self.commands:
+            return super().bp_commands(frame)
+        if self.commands_doprompt[number]:
             self.console.open(self._stop_info(frame, None))
-        return super().bp_commands(frame)
+            return super().bp_commands(frame)
+        # Commands that end by resuming (`continue`, ...) prompt nobody: a session would close
+        # before any client could see what they print. They print where the program does, as
+        # pdb's would.
+        console, self.stdout = self.stdout, sys.stdout
+        try:
+            return super().bp_commands(frame)
+        finally:
+            self.stdout = console
 
     def _stop_info(self, frame, traceback):
         if frame is None and traceback is not None:
