@@ -15,13 +15,13 @@ namespace {
 std::string load_or_create_secret(const std::string& path) {
     if (!path.empty()) {
         try {
-            const auto secret = read_private_file(path);
+            auto secret = read_private_file(path);
             if (secret.size() >= 32) return secret;
         } catch (const std::exception&) {
             // first start: made below
         }
     }
-    const auto secret = wire::random_hex(32);
+    auto secret = wire::random_hex(32);
     if (!path.empty()) write_private_file(path, secret + "\n");
     return secret;
 }

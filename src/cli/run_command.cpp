@@ -50,7 +50,7 @@ std::string choose_python(const std::string& requested) {
     if (const char* env = std::getenv("DPDB_PYTHON"); env != nullptr && *env != '\0') return env;
     const std::string dir = directory_of_this_executable();
     for (const char* name : {"python3", "python"}) {
-        const std::string candidate = dir + "/" + name;
+        std::string candidate = dir + "/" + name;
         if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
     }
     return "python3";
@@ -92,6 +92,7 @@ pid_t start_program(const std::vector<std::string>& argv) {
     if (pid < 0) throw std::runtime_error("cannot fork");
     if (pid == 0) {
         std::vector<char*> raw;
+        raw.reserve(argv.size() + 1);
         for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
         raw.push_back(nullptr);
         ::execvp(raw[0], raw.data());

@@ -93,6 +93,7 @@ std::vector<std::string> discovered_hub_sockets() {
     }
     std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a > b; });
     std::vector<std::string> paths;
+    paths.reserve(found.size());
     for (auto& entry : found) paths.push_back(std::move(entry.second));
     return paths;
 }

@@ -208,7 +208,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         std::weak_ptr<HubImpl> weak = shared_from_this();
         connection->start(
             [weak](const ConnectionPtr& c, Message m) {
-                if (auto self = weak.lock()) self->on_message(c, std::move(m));
+                if (auto self = weak.lock()) self->on_message(c, m);
             },
             [weak](const ConnectionPtr& c, const std::string& reason) {
                 if (auto self = weak.lock()) self->on_close(c, reason);
@@ -218,7 +218,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
     }
 
-    void on_message(const ConnectionPtr& from, Message message) {
+    void on_message(const ConnectionPtr& from, const Message& message) {
         if (!from->authenticated) {
             handshake(from, message);
             return;

@@ -19,7 +19,7 @@ struct Field {
 
 // Console text and listings may be long; names, nonces and paths are short.
 constexpr std::size_t kMaxTextBytes = kMaxFrameBytes;
-constexpr std::size_t kMaxStringBytes = 64 * 1024;
+constexpr std::size_t kMaxStringBytes = std::size_t{64} * 1024;
 constexpr int kMaxDepth = 16;
 
 // Never destroyed: messages are still made in exit handlers, after static destructors ran.
