@@ -16,11 +16,13 @@ using dpdb::agent::Link;
 
 namespace {
 
+// True from the start of finalisation until the process ends: once Py_FinalizeEx is done the
+// "finalizing" mark is gone but so is the interpreter (and this thread's state with it).
 bool interpreter_finalizing() {
 #if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
+    return Py_IsFinalizing() || !Py_IsInitialized();
 #else
-    return _Py_IsFinalizing();
+    return _Py_IsFinalizing() || !Py_IsInitialized();
 #endif
 }
 
