@@ -155,14 +155,13 @@ def expect_all(child, *patterns, timeout=-1):
 
 
 def stop(process):
-    """Kills a background command started with start_new_session=True, and everything it
-    started (its process group), if it is still running."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, 9)
-        except OSError:
-            pass
-        process.wait(timeout=TIMEOUT)
+    """Kills what is left of a background command started with start_new_session=True: it and
+    everything it started (its process group)."""
+    try:
+        os.killpg(process.pid, 9)
+    except OSError:
+        pass  # all gone already
+    process.wait(timeout=TIMEOUT)
 
 
 def finish(child, status=0):
