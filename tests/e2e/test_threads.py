@@ -27,6 +27,9 @@ def test_each_paused_thread_is_a_session_and_others_run(dpdb):
     assert sessions[second]["thread"] == "worker-" + second_name
     assert sessions[first]["tid"] != sessions[second]["tid"]
     assert sessions[first]["attached"] and not sessions[second]["attached"]
+    for session in sessions.values():  # where and since when each one waits
+        assert session["file"] == program("threads.py") and session["function"] == "work"
+        assert isinstance(session["line"], int) and isinstance(session["since"], (int, float))
 
     with open(fifo, "w") as lines:
         # Nothing is typed at the prompt: the counter thread still gets each line and says so.
