@@ -14,17 +14,7 @@
 namespace dpdb::cli {
 namespace {
 
-wire::Json list_hub(const HubTarget& target) {
-    wire::Channel channel;
-    connect_client(channel, target);
-    channel.send(wire::make("list", {{"id", 1}}));
-    for (;;) {
-        auto reply = channel.receive(5000);
-        if (!reply)
-            throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
-        if (reply->type == "listing") return reply->body;
-    }
-}
+constexpr int kListTimeoutMs = 5000;
 
 }  // namespace
 
@@ -35,7 +25,7 @@ int ls_command(const std::string& hub, bool json) {
     int failures = 0;
     for (const auto& target : targets) {
         try {
-            const auto listing = list_hub(target);
+            const auto listing = list_hub(target, kListTimeoutMs);
             for (auto p : listing["processes"]) {
                 p["hub"] = target.address.to_string();
                 processes.push_back(std::move(p));
@@ -86,7 +76,8 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         }
         for (const auto& target : targets) {
             try {
-                const auto listing = list_hub(target);  // kept: the loop reads inside it
+                const auto listing =
+                    list_hub(target, kListTimeoutMs);  // kept: the loop reads inside it
                 for (const auto& s : listing["sessions"]) {
                     if (wanted == 0 || s.value("sid", 0LL) == wanted)
                         found.emplace_back(&target, s);

@@ -72,4 +72,25 @@ void connect_client(wire::Channel& channel, const HubTarget& target) {
     wire::Channel::connect(channel, target.address, target.secret, "client");
 }
 
+wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
+                      std::string_view answer, int timeout_ms) {
+    wire::Channel channel;
+    connect_client(channel, target);
+    fields["id"] = 1;
+    channel.send(wire::make(type, std::move(fields)));
+    for (;;) {
+        auto reply = channel.receive(timeout_ms);
+        if (!reply) {
+            throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
+        }
+        if (reply->type == answer || reply->type == "error") return *reply;
+    }
+}
+
+wire::Json list_hub(const HubTarget& target, int timeout_ms) {
+    auto listing = ask_hub(target, "list", wire::Json::object(), "listing", timeout_ms);
+    if (listing.type == "error") throw std::runtime_error(listing.str("message"));
+    return std::move(listing.body);
+}
+
 }  // namespace dpdb::cli

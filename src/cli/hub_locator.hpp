@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/address.hpp"
@@ -23,5 +24,13 @@ std::string secret_for(const HubAddress& address);
 
 // Connects as a client; throws std::runtime_error with a one-line reason.
 void connect_client(wire::Channel& channel, const HubTarget& target);
+
+// One question on a fresh connection: sends `type` with `fields` (and an id) and returns the
+// hub's first answer of type `answer`, or its "error"; throws if neither comes in timeout_ms.
+wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
+                      std::string_view answer, int timeout_ms);
+
+// The hub's listing (processes, sessions, exited); throws on an error or no answer.
+wire::Json list_hub(const HubTarget& target, int timeout_ms);
 
 }  // namespace dpdb::cli

@@ -30,16 +30,7 @@ HubTarget single_hub(const std::string& hub) {
 
 // Sends a request and returns the hub's "result" for it; throws on no answer.
 wire::Message ask(const HubTarget& target, std::string_view type, wire::Json fields) {
-    wire::Channel channel;
-    connect_client(channel, target);
-    fields["id"] = 1;
-    channel.send(wire::make(type, std::move(fields)));
-    for (;;) {
-        auto answer = channel.receive(kAnswerTimeoutMs);
-        if (!answer)
-            throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
-        if (answer->type == "result" || answer->type == "error") return *answer;
-    }
+    return ask_hub(target, type, std::move(fields), "result", kAnswerTimeoutMs);
 }
 
 int report(const wire::Message& result) {
@@ -148,24 +139,14 @@ int ps_command(const std::string& hub, bool json) {
     wire::Json all = wire::Json::array();
     std::map<std::int64_t, wire::Json> sessions;
     for (const auto& target : locate_hubs(hub)) {
-        wire::Channel channel;
-        connect_client(channel, target);
-        channel.send(wire::make("list", {{"id", 1}}));
-        std::optional<wire::Message> listing;
-        while (!listing) {
-            auto m = channel.receive(kAnswerTimeoutMs);
-            if (!m)
-                throw std::runtime_error("hub at " + target.address.to_string() +
-                                         " did not answer");
-            if (m->type == "listing") listing = std::move(m);
-        }
+        const auto listing = list_hub(target, kAnswerTimeoutMs);
         std::set<std::int64_t> live;
-        for (auto p : (*listing)["processes"]) {
+        for (auto p : listing["processes"]) {
             live.insert(p.value("pid", std::int64_t{-1}));
             all.push_back(std::move(p));
         }
-        for (const auto& s : (*listing)["sessions"]) sessions[s.value("sid", std::int64_t{0})] = s;
-        for (auto p : listing->body.value("exited", wire::Json::array())) {
+        for (const auto& s : listing["sessions"]) sessions[s.value("sid", std::int64_t{0})] = s;
+        for (auto p : listing.value("exited", wire::Json::array())) {
             if (live.count(p.value("pid", std::int64_t{-1})) != 0) continue;
             p["exited"] = true;
             all.push_back(std::move(p));
