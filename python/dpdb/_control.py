@@ -94,7 +94,7 @@ class _Control:
                     self.wanted = message["list"]
                     self.arm()
                 elif kind == "stacks_request":
-                    reply = {"req": message["req"], "stacks": stacks()}
+                    reply = {"req": message["req"], "stacks": stacks(message.get("gil"))}
                     _agent.stacks_answered(message["req"])
                     _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
@@ -204,7 +204,19 @@ def _lines_of(code):
     return sorted({line for _, line in dis.findlinestarts(code)})
 
 
-def stacks():
+def _gil_role(gil, ident, native_id):
+    """What the thread was doing with the GIL when the request arrived (seen by the agent's I/O
+    thread, before this one took the GIL to answer)."""
+    if not gil:
+        return None
+    if gil.get("holder") == ident:
+        return "holds the GIL"
+    if native_id in gil.get("waiting", ()):
+        return "waits for the GIL"
+    return None
+
+
+def stacks(gil=None):
     """Every thread's Python stack, as text and as frames, without pausing anything."""
     names = {t.ident: t for t in threading.enumerate()}
     me = threading.get_ident()
@@ -216,15 +228,17 @@ def stacks():
         thread = names.get(ident)
         name = thread.name if thread else "?"
         native = getattr(thread, "native_id", None) if thread else None
+        role = _gil_role(gil, ident, native)
         summary = traceback.extract_stack(frame)
         threads.append({
             "ident": ident, "name": name, "native_id": native,
-            "daemon": bool(thread and thread.daemon),
+            "daemon": bool(thread and thread.daemon), "gil": role,
             "frames": [{"file": f.filename, "line": f.lineno, "function": f.name,
                         "code": f.line or ""} for f in summary],
         })
-        lines.append("  Thread %s (%s%s), most recent call last:" % (
-            name, ident, ", native %s" % native if native else ""))
+        lines.append("  Thread %s (%s%s)%s, most recent call last:" % (
+            name, ident, ", native %s" % native if native else "",
+            " [%s]" % role if role else ""))
         for f in summary:
             lines.append('    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name))
             if f.line:

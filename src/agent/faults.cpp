@@ -7,10 +7,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "agent/gil_state.hpp"
 #include "agent/link.hpp"
 #include "wire/message.hpp"
 
@@ -30,9 +32,11 @@ std::atomic<bool> g_crash_reported{false};
 std::atomic<bool> g_in_crash{false};
 struct sigaction g_previous[sizeof(kFatalSignals) / sizeof(int)];
 
-// Requests Python has answered, and the lock that keeps a dump at a time in the pipe.
+// Requests Python has answered, the GIL as seen when a native dump was taken, and the lock that
+// keeps a dump at a time in the pipe.
 std::mutex g_mutex;
 std::set<std::int64_t> g_answered;
+std::map<std::int64_t, GilSnapshot> g_gil_at_dump;
 
 void write_all(int fd, const char* text, std::size_t size) {
     while (size > 0) {
@@ -48,6 +52,39 @@ void write_marker(const char* what) {
     char line[96];
     const int size = snprintf(line, sizeof(line), "%c%s\n", kBegin, what);
     write_all(g_pipe_write, line, static_cast<std::size_t>(size));
+}
+
+// faulthandler names threads "Thread 0x..." / "Current thread 0x..." by ident: say there which
+// of them hold or wait for the GIL.
+std::string annotate_gil(const std::string& text, const GilSnapshot& gil) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        const auto at = line.find("hread 0x");
+        if (at != std::string::npos && line.compare(0, 1, " ") != 0) {
+            std::size_t ident_end = 0;
+            const unsigned long ident = std::stoul(line.substr(at + 6), &ident_end, 16);
+            const std::string role = gil.role_of(ident);
+            if (!role.empty()) line.insert(at + 6 + ident_end, " [" + role + "]");
+        }
+        out += line + "\n";
+        start = end + 1;
+    }
+    const std::string unattributed = gil.unattributed_waiters();
+    return unattributed.empty() ? out : out + unattributed + "\n";
+}
+
+std::string native_stacks_note(const GilSnapshot& gil) {
+    std::string who = "a thread holds the GIL (in C code?)";
+    if (gil.known && gil.holder != 0) {
+        char ident[32];
+        std::snprintf(ident, sizeof(ident), "0x%016lx", gil.holder);
+        who = std::string("thread ") + ident + " holds the GIL";
+    }
+    return "no answer in Python within 0.3 s: " + who + "; stacks read without it";
 }
 
 // Drains the pipe; a dump is everything between a "\1KIND ARG" line and "\1END".
@@ -80,15 +117,19 @@ void read_dumps(int fd) {
                         "crash", wire::Json{{"signal", arg}, {"stacks", text}}.dump());
                     g_crash_reported = true;
                 } else if (kind == "STACKS") {
-                    const wire::Json stacks = {
-                        {"text", text},
-                        {"native", true},
-                        {"note",
-                         "no answer in Python within 0.3 s: a thread holds the GIL (in C code?); "
-                         "stacks read without it"}};
+                    const std::int64_t req = std::stoll(arg);
+                    GilSnapshot gil;
+                    {
+                        std::lock_guard<std::mutex> lock(g_mutex);
+                        gil = std::move(g_gil_at_dump[req]);
+                        g_gil_at_dump.erase(req);
+                    }
+                    const wire::Json stacks = {{"text", annotate_gil(text, gil)},
+                                               {"native", true},
+                                               {"gil", gil.to_json()},
+                                               {"note", native_stacks_note(gil)}};
                     Link::instance().send_process(
-                        "stacks_reply",
-                        wire::Json{{"req", std::stoll(arg)}, {"stacks", stacks}}.dump());
+                        "stacks_reply", wire::Json{{"req", req}, {"stacks", stacks}}.dump());
                 }
             } catch (const std::exception&) {
                 // a dump that cannot be sent is lost; the process goes on
@@ -168,6 +209,7 @@ void answer_stacks_natively(std::int64_t req) {
     if (g_dump_signal == 0 || g_pipe_pid != ::getpid()) return;
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_answered.erase(req) > 0) return;
+    g_gil_at_dump[req] = take_gil_snapshot();
     write_marker(("STACKS " + std::to_string(req)).c_str());
     ::raise(g_dump_signal);  // runs faulthandler's dump on this thread, before raise returns
     write_marker("END");

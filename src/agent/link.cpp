@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/faults.hpp"
+#include "agent/gil_state.hpp"
 
 namespace dpdb::agent {
 namespace {
@@ -334,9 +335,12 @@ void Link::run_io(std::uint64_t generation) {
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
     if (type == "breakpoints" || type == "stacks_request" || type == "pause") {
+        wire::Json body = message.body;
+        // Seen now, from this thread, before the control thread takes the GIL to answer.
+        if (type == "stacks_request") body["gil"] = take_gil_snapshot().to_json();
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            control_inbox_.push_back(Event{type, wire::encode(message)});
+            control_inbox_.push_back(Event{type, body.dump()});
             changed_.notify_all();
         }
         if (type == "stacks_request") {

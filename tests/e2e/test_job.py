@@ -116,8 +116,37 @@ def test_stacks_of_a_process_stuck_in_c_holding_the_gil(dpdb):
     done = dpdb.run("dpdb", "stacks", str(stuck))
     assert done.returncode == 0, done.stdout + done.stderr
     assert 'faults.py", line' in done.stdout and "stuck" in done.stdout
-    assert "holds the GIL" in json.dumps(json.loads(
-        dpdb.run("dpdb", "stacks", "--json", str(stuck)).stdout))
+    # faulthandler names threads by ident; the one in the regular expression holds the GIL, the
+    # spinner waits for it (named by native id where the interpreter cannot map it, before 3.11).
+    threads = {block.split("\n")[0]: block for block in done.stdout.split("hread 0x")[1:]}
+    holder = [head for head, block in threads.items() if "in stuck" in block]
+    assert holder and "[holds the GIL]" in holder[0], done.stdout
+    spinner = [head for head, block in threads.items() if "in spin" in block]
+    assert spinner and ("[waits for the GIL]" in spinner[0]
+                        or "waiting for the GIL: threads with native id" in done.stdout)
+    answer = json.loads(dpdb.run("dpdb", "stacks", "--json", str(stuck)).stdout)[0]["stacks"]
+    assert answer["native"] and int(holder[0].split()[0], 16) == answer["gil"]["holder"]
+    assert answer["gil"]["waiting"]  # the spinner, and the control thread that would answer
+    child.terminate(force=True)
+
+
+def test_stacks_say_which_thread_holds_the_gil_and_which_waits(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("faults.py"), "spinners")
+    child.expect("spinners up")
+    # One spinner holds the GIL, the other waits for it; the main thread sleeps without it. A
+    # request can arrive while the GIL passes between threads: ask again then.
+    wanted = {"spinner-1": "holds the GIL", "spinner-2": "waits for the GIL", "MainThread": None}
+    swapped = dict(wanted, **{"spinner-1": wanted["spinner-2"], "spinner-2": wanted["spinner-1"]})
+    roles = {}
+    for _ in range(20):
+        threads = json.loads(dpdb.run("dpdb", "stacks", "--json").stdout)[0]["stacks"]["threads"]
+        roles = {t["name"]: t["gil"] for t in threads if t["name"] in wanted}
+        if roles in (wanted, swapped):
+            break
+        time.sleep(0.2)
+    assert roles in (wanted, swapped), roles
+    text = dpdb.run("dpdb", "stacks").stdout
+    assert re.search(r"Thread spinner-\d .*\[(holds|waits for) the GIL\]", text), text
     child.terminate(force=True)
 
 
