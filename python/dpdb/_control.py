@@ -152,8 +152,9 @@ class _Control:
 
     def pause(self, all_threads):
         """Stop the main thread (or every thread) at its next Python line: temporary breakpoints
-        on every line of the frame each one runs, good for that thread only and dropped once it
-        stops. The engine arms just those lines, so nothing else slows down."""
+        on every line of the frames on each one's stack (the one running may end without another
+        line, by a return or an exception), good for that thread only and dropped once it stops.
+        The engine arms just those lines, so nothing else slows down."""
         debugger = self.holder()
         frames = sys._current_frames()
         me = threading.get_ident()
@@ -165,10 +166,12 @@ class _Control:
                 continue
             _pausing[ident] = numbers = []
             condition = "__import__('dpdb._control', fromlist=['_'])._pause_due(%d)" % ident
-            for line in _lines_of(frame.f_code):
-                if debugger.set_break(frame.f_code.co_filename, line, temporary=True,
-                                      cond=condition) is None:
-                    numbers.append(debugger.get_breaks(frame.f_code.co_filename, line)[-1].number)
+            while frame is not None:
+                filename = frame.f_code.co_filename
+                for line in _lines_of(frame.f_code):
+                    if debugger.set_break(filename, line, temporary=True, cond=condition) is None:
+                        numbers.append(debugger.get_breaks(filename, line)[-1].number)
+                frame = frame.f_back
 
     def drop_paused(self):
         for ident, numbers in list(_pausing.items()):

@@ -1,5 +1,6 @@
 """The pdb.Pdb that dpdb drives: pdb's own commands, with its console carried by the hub."""
 
+import bdb
 import code
 import contextlib
 import os
@@ -98,6 +99,27 @@ class Debugger(*_BASES):
         debugger = Debugger()
         debugger.prepare_to_continue(frame)
         return debugger
+
+    # Breakpoints belong to the process, whichever debugger set them: another thread's session
+    # or the hub's global ones. bdb indexes them per instance (self.breaks), so the index is
+    # rebuilt from the shared Breakpoint.bplist before bdb reads it.
+    def _sync_breaks(self):
+        index = {}
+        for filename, lineno in sorted(bdb.Breakpoint.bplist):
+            index.setdefault(filename, []).append(lineno)
+        self.breaks = index
+
+    def break_here(self, frame):
+        self._sync_breaks()
+        return super().break_here(frame)
+
+    def break_anywhere(self, frame):
+        self._sync_breaks()
+        return super().break_anywhere(frame)
+
+    def clear_break(self, filename, lineno):
+        self._sync_breaks()
+        return super().clear_break(filename, lineno)
 
     def _show_location(self):
         if getattr(self, "stack", None) and 0 <= self.curindex < len(self.stack):

@@ -2,6 +2,7 @@
 everything without stopping anything, pause, and how each process ended."""
 
 import json
+import os
 import re
 import time
 
@@ -103,6 +104,28 @@ def test_stacks_pause_and_endings(dpdb):
     child.sendline("q")
     child.expect(r"no longer debugging process %d" % top)
     child.terminate(force=True)
+
+
+def test_pause_all_threads_stops_every_thread_wherever_it_waits(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("pausable.py"))
+    child.expect(r"pausable up (\d+)")
+    pid = int(child.match.group(1))
+    paused = dpdb.run("dpdb", "pause", "--all-threads", str(pid))
+    assert paused.returncode == 0, paused.stderr
+    names = {"MainThread", "napper", "waiter", "cruncher"}
+    listing = dpdb.wait_ls(lambda listing: {s["thread"] for s in listing["sessions"]} == names)
+    where = {s["thread"]: (os.path.basename(s["file"]), s["function"])
+             for s in listing["sessions"]}
+    assert where["napper"] == ("pausable.py", "napper"), where
+    assert where["cruncher"][0] == "pausable.py", where
+    # Every thread can be resumed; the first prompt also ends the program.
+    child.expect(PROMPT)
+    child.sendline("!stop.set()")
+    for _ in names:
+        child.expect(PROMPT)
+        child.sendline("c")
+    child.expect("pausable done")
+    child.expect(pexpect.EOF)
 
 
 def test_stacks_of_a_process_stuck_in_c_holding_the_gil(dpdb):
