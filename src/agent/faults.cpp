@@ -138,7 +138,7 @@ void read_dumps(int fd) {
     }
 }
 
-void crash_handler(int signal) {
+void crash_handler(int signal, siginfo_t* info, void*) {
     const int index = [signal] {
         for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
             if (kFatalSignals[i] == signal) return static_cast<int>(i);
@@ -157,10 +157,10 @@ void crash_handler(int signal) {
             ::nanosleep(&pause, nullptr);
         }
     }
-    // Let the previous handler do what it would have done: returning re-runs the faulting
-    // instruction (or the raise) under it.
+    // Let the previous handler do what it would have done: returning re-runs a faulting
+    // instruction under it; a signal that was sent (kill, raise, abort) is sent again.
     ::sigaction(signal, &g_previous[index], nullptr);
-    if (signal == SIGABRT || signal == SIGFPE) ::raise(signal);
+    if (info == nullptr || info->si_code <= 0) ::raise(signal);
 }
 
 }  // namespace
@@ -192,9 +192,10 @@ void install_crash_handlers() {
     static std::atomic<bool> installed{false};
     if (installed.exchange(true)) return;
     struct sigaction action {};
-    action.sa_handler = crash_handler;
+    action.sa_sigaction = crash_handler;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_NODEFER;  // the dump signal must get through while we handle a crash
+    // SA_NODEFER: the dump signal must get through while we handle a crash.
+    action.sa_flags = SA_NODEFER | SA_SIGINFO;
     for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
         ::sigaction(kFatalSignals[i], &action, &g_previous[i]);
     }

@@ -4,11 +4,13 @@ everything without stopping anything, pause, and how each process ended."""
 import json
 import os
 import re
+import signal
 import time
 
 import pexpect
+import pytest
 
-from conftest import PROMPT, line_of, program, wait_until
+from conftest import PROMPT, expect_all, line_of, program, wait_until
 
 
 def ps(dpdb):
@@ -173,17 +175,35 @@ def test_stacks_say_which_thread_holds_the_gil_and_which_waits(dpdb):
     child.terminate(force=True)
 
 
-def test_crash_reaches_the_hub_before_the_process_dies(dpdb):
-    child = dpdb.spawn("dpdb", "run", program("faults.py"), "crash")
-    child.expect(r"pid (\d+) crashed with SIGSEGV; `dpdb log \d+` shows its stacks")
+# Each fatal signal, met for real, in a child started a different way.
+CRASHES = [("SIGSEGV", "spawn"), ("SIGBUS", "fork"), ("SIGFPE", "forkserver"),
+           ("SIGABRT", "subprocess"), ("SIGILL", "spawn")]
+
+
+@pytest.mark.parametrize("name, start", CRASHES)
+def test_crash_reaches_the_hub_before_the_process_dies(dpdb, name, start):
+    child = dpdb.spawn("dpdb", "run", program("faults.py"), "crash", name, start)
+    child.expect(r"pid (\d+) crashed with %s; `dpdb log \d+` shows its stacks" % name)
     crashed = int(child.match.group(1))
-    child.expect(r"child ended %d -11" % crashed)  # the default action still happened
+    # The default action still happened: the process died of the signal.
+    child.expect(r"child ended %d %d" % (crashed, -getattr(signal, name)))
     states = {p["pid"]: p["state"] for p in ps(dpdb)}
-    assert states[crashed] == "crashed: SIGSEGV"
+    assert states[crashed] == "crashed: %s" % name
     log = dpdb.run("dpdb", "log", str(crashed))
-    assert log.returncode == 0 and "crashed: SIGSEGV" in log.stdout
+    assert log.returncode == 0 and "crashed: %s" % name in log.stdout
     assert "in crash" in log.stdout and "faults.py" in log.stdout
     child.terminate(force=True)
+
+
+def test_crash_leaves_the_programs_own_faulthandler_working(dpdb):
+    """faulthandler enabled by the program itself, after dpdb's handlers (and, through
+    PYTHONFAULTHANDLER, before them): both report, and the process still dies of the signal."""
+    for env in ({"FAULTS_OWN_FAULTHANDLER": "1"}, {"PYTHONFAULTHANDLER": "1"}):
+        child = dpdb.spawn("dpdb", "run", program("faults.py"), "crash", "SIGSEGV", "subprocess",
+                           env=env)
+        expect_all(child, r"Fatal Python error: Segmentation fault",
+                   r"pid (\d+) crashed with SIGSEGV", r"child ended \d+ -11")
+        child.terminate(force=True)
 
 
 def test_ctrl_c_in_a_run_terminal_pauses_the_program(dpdb):
