@@ -8,6 +8,7 @@ import pdb
 import pprint
 import sys
 import threading
+import traceback
 
 from dpdb._console import SessionConsole
 
@@ -36,6 +37,16 @@ def _process_name():
         return ""
 
 
+def _failure_of(condition, frame):
+    """What a breakpoint condition that raised raises: bdb keeps no trace of it, so the failing
+    expression is evaluated once more, for its message."""
+    try:
+        eval(condition, frame.f_globals, frame.f_locals)
+    except Exception as error:
+        return "".join(traceback.format_exception_only(type(error), error)).strip()
+    return "it raised, then did not when evaluated again"
+
+
 class Debugger(*_BASES):
     """A pdb.Pdb whose stdin and stdout are a session console, one session per paused thread."""
 
@@ -47,11 +58,15 @@ class Debugger(*_BASES):
         self.console.completer = self.completions
         self.console.show_location = self._show_location
         self._post_mortem = False
+        self._condition_error = None
 
     # --- sessions ---------------------------------------------------------------------------
 
     def interaction(self, frame, traceback):
         self.console.open(self._stop_info(frame, traceback))
+        if self._condition_error:
+            self.error(self._condition_error + "; stopped here, as pdb does")
+            self._condition_error = None
         super().interaction(frame, traceback)
 
     def bp_commands(self, frame):
@@ -110,8 +125,24 @@ class Debugger(*_BASES):
         self.breaks = index
 
     def break_here(self, frame):
+        # bdb.Bdb.break_here, keeping the flag that effective() returns: (bp, False) means the
+        # condition raised. bdb stops there without a word; the user is told why at the prompt.
         self._sync_breaks()
-        return super().break_here(frame)
+        filename = self.canonic(frame.f_code.co_filename)
+        lines = self.breaks.get(filename, ())
+        lineno = frame.f_lineno if frame.f_lineno in lines else frame.f_code.co_firstlineno
+        if lineno not in lines:
+            return False
+        bp, flag = bdb.effective(filename, lineno, frame)
+        if not bp:
+            return False
+        self.currentbp = bp.number
+        if flag and bp.temporary:
+            self.do_clear(str(bp.number))
+        if bp.cond and not flag:
+            self._condition_error = "Error in condition of breakpoint %d (%s): %s" % (
+                bp.number, bp.cond, _failure_of(bp.cond, frame))
+        return True
 
     def break_anywhere(self, frame):
         self._sync_breaks()

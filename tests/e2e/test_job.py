@@ -65,6 +65,21 @@ def test_global_breakpoint_reaches_a_tree_already_running(dpdb):
     child.terminate(force=True)
 
 
+def test_a_condition_that_raises_stops_and_says_why(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("busy.py"))
+    child.expect("busy started")
+    line = line_of(program("busy.py"), "the busy loop")
+    added = dpdb.run("dpdb", "break", "busy.py:%d" % line, "if", "rounds", ">", "no_such_name")
+    assert added.returncode == 0, added.stderr
+    child.expect(r"\*\*\* Error in condition of breakpoint \d+ \(rounds > no_such_name\): "
+                 r"NameError: name 'no_such_name' is not defined; stopped here, as pdb does")
+    child.expect(r"busy.py\(%d\)work\(\)" % line)
+    child.expect(PROMPT)
+    child.sendline("p rounds >= 0")
+    child.expect("True")
+    child.terminate(force=True)
+
+
 def test_stacks_pause_and_endings(dpdb):
     child = dpdb.spawn("dpdb", "run", program("endings.py"))
     child.expect(r"endings done (\d+) (\d+) (\d+)")
