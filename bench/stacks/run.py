@@ -1,0 +1,76 @@
+"""How long `dpdb stacks` takes for every thread of every process of a job of N processes,
+none of them paused: bench/stacks/run [--processes N] [--rounds R].
+
+The `dpdb` executable beside the interpreter (or on PATH) runs the job; the time is the wall
+time of the whole `dpdb stacks --json` command, process start included."""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def dpdb_executable():
+    beside = os.path.join(os.path.dirname(sys.executable), "dpdb")
+    return beside if os.access(beside, os.X_OK) else shutil.which("dpdb")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    dpdb = dpdb_executable()
+    if not dpdb:
+        sys.exit("no dpdb executable beside %s or on PATH" % sys.executable)
+    runtime = tempfile.mkdtemp(prefix="dpdb-bench-")
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+    env.pop("DPDB_HUB", None)
+    # `dpdb run` starts the script with the python3 found on PATH: this interpreter's directory
+    # comes first.
+    env["PATH"] = os.path.dirname(sys.executable) + ":" + env["PATH"]
+    job = subprocess.Popen([dpdb, "run", os.path.join(HERE, "job.py"),
+                            str(args.processes)], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wanted = args.processes + 1
+        deadline = time.monotonic() + 120
+        while True:
+            done = subprocess.run([dpdb, "ps", "--json"], env=env, capture_output=True, text=True)
+            count = len(json.loads(done.stdout)) if done.returncode == 0 else 0
+            if count >= wanted:
+                break
+            if time.monotonic() > deadline or job.poll() is not None:
+                sys.exit("only %d of %d processes reached the hub" % (count, wanted))
+            time.sleep(0.5)
+        times, answered, threads = [], [], []
+        for _ in range(args.rounds):
+            start = time.monotonic()
+            done = subprocess.run([dpdb, "stacks", "--json"], env=env, capture_output=True,
+                                  text=True)
+            times.append(time.monotonic() - start)
+            processes = json.loads(done.stdout)
+            full = [p for p in processes if p.get("stacks", {}).get("threads")]
+            answered.append(len(full))
+            threads.append(sum(len(p["stacks"]["threads"]) for p in full))
+            time.sleep(0.2)
+        print("dpdb stacks of %d running processes (%d threads), %d rounds, Python %s" % (
+            wanted, max(threads), args.rounds, sys.version.split()[0]))
+        print("  wall time: median %.0f ms, max %.0f ms" % (
+            1000 * statistics.median(times), 1000 * max(times)))
+        print("  processes answered with Python stacks: min %d of %d" % (min(answered), wanted))
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, 9)
+            job.wait()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
