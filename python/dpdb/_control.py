@@ -151,9 +151,9 @@ class _Control:
         _agent.send_process("break_status", json.dumps({"resolved": sorted(self.armed)}))
 
     def pause(self, all_threads):
-        """Stop the main thread (or every thread) at its next Python line: temporary breakpoints
-        on every line of the frames on each one's stack (the one running may end without another
-        line, by a return or an exception), good for that thread only and dropped once it stops.
+        """Stop the main thread (or every thread) at its next Python line: breakpoints on every
+        line of the frames on each one's stack (the one running may end without another line, by
+        a return or an exception), good for that thread only, once, and dropped once it stops.
         The engine arms just those lines, so nothing else slows down."""
         debugger = self.holder()
         frames = sys._current_frames()
@@ -169,7 +169,7 @@ class _Control:
             while frame is not None:
                 filename = frame.f_code.co_filename
                 for line in _lines_of(frame.f_code):
-                    if debugger.set_break(filename, line, temporary=True, cond=condition) is None:
+                    if debugger.set_break(filename, line, cond=condition) is None:
                         numbers.append(debugger.get_breaks(filename, line)[-1].number)
                 frame = frame.f_back
 
@@ -196,6 +196,20 @@ def _pause_due(ident):
     if threading.get_ident() != ident or ident not in _pausing or ident in _paused:
         return False
     _paused.add(ident)
+    _announce.add(ident)
+    return True
+
+
+# Threads that stopped for a pause and have not said so at their prompt yet.
+_announce = set()
+
+
+def stopped_by_pause():
+    """Whether the calling thread stopped for `dpdb pause` (true once per pause)."""
+    ident = threading.get_ident()
+    if ident not in _announce:
+        return False
+    _announce.discard(ident)
     return True
 
 

@@ -10,6 +10,7 @@ import sys
 import threading
 import traceback
 
+from dpdb import _control
 from dpdb._console import SessionConsole
 
 try:
@@ -63,7 +64,10 @@ class Debugger(*_BASES):
     # --- sessions ---------------------------------------------------------------------------
 
     def interaction(self, frame, traceback):
-        self.console.open(self._stop_info(frame, traceback))
+        paused = frame is not None and _control.stopped_by_pause()
+        self.console.open(self._stop_info(frame, traceback, "pause" if paused else None))
+        if paused:
+            self.message("Paused by `dpdb pause`. (Use 'c' to resume.)")
         if self._condition_error:
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
@@ -87,7 +91,7 @@ class Debugger(*_BASES):
         finally:
             self.stdout = console
 
-    def _stop_info(self, frame, traceback):
+    def _stop_info(self, frame, traceback, reason=None):
         if frame is None and traceback is not None:
             while traceback.tb_next is not None:
                 traceback = traceback.tb_next
@@ -103,7 +107,7 @@ class Debugger(*_BASES):
             "line": line,
             "function": frame.f_code.co_name,
             "process_name": _process_name(),
-            "reason": "post-mortem" if self._post_mortem else "breakpoint",
+            "reason": reason or ("post-mortem" if self._post_mortem else "breakpoint"),
         }
 
     def _dpdb_debugger_for_thread(self, frame):

@@ -133,10 +133,13 @@ def test_pause_all_threads_stops_every_thread_wherever_it_waits(dpdb):
     listing = dpdb.wait_ls(lambda listing: {s["thread"] for s in listing["sessions"]} == names)
     where = {s["thread"]: (os.path.basename(s["file"]), s["function"])
              for s in listing["sessions"]}
+    assert {s["reason"] for s in listing["sessions"]} == {"pause"}
     assert where["napper"] == ("pausable.py", "napper"), where
     assert where["cruncher"][0] == "pausable.py", where
     # Every thread can be resumed; the first prompt also ends the program.
+    child.expect(r"Paused by `dpdb pause`. \(Use 'c' to resume.\)")
     child.expect(PROMPT)
+    assert "Deleted breakpoint" not in child.before
     child.sendline("!stop.set()")
     for _ in names:
         child.expect(PROMPT)
