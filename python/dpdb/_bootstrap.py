@@ -60,8 +60,13 @@ def _ctrl_c_pauses():
         return
 
     def pause(signum, frame):
-        import dpdb
+        import threading
 
+        import dpdb
+        from dpdb import _console
+
+        if threading.get_ident() in _console._running.values():
+            return  # a debugger command runs here: the client interrupts it (KeyboardInterrupt)
         dpdb._set_trace_at(frame, "Program interrupted by Ctrl-C. (Use 'c' to resume.)")
 
     signal.signal(signal.SIGINT, pause)

@@ -4,6 +4,7 @@ the hub to whichever client is attached."""
 import json
 import os
 import sys
+import threading
 import time
 
 from dpdb import _agent, _process
@@ -39,6 +40,20 @@ class WaitPolicy:
         return "%gs, then %s" % (self.seconds, "continues" if self.action == "continue" else "exits")
 
 
+# Sessions whose thread runs a command the client sent (it is not waiting for a line): session
+# id -> thread ident. Changed and read only with the GIL held.
+_running = {}
+
+
+def interrupt(sid):
+    """Ctrl-C at the client while session `sid` runs a command: KeyboardInterrupt in its thread,
+    which pdb's command loop reports ("--KeyboardInterrupt--") before prompting again. A thread
+    blocked in C code (a sleep, a read) gets it when the call returns."""
+    ident = _running.get(sid)
+    if ident is not None:
+        _agent.interrupt_thread(ident)
+
+
 class SessionConsole:
     """stdin and stdout for one Debugger. Output is buffered and sent while a client is attached;
     before the first attach it is kept, so the client sees the stop as it happened."""
@@ -72,6 +87,7 @@ class SessionConsole:
     def close(self, reason):
         if self.sid is None:
             return
+        _running.pop(self.sid, None)
         if self._pending and not self._pending[-1].endswith("\n"):
             self._pending.append("\n")  # the last words before resuming are whole lines
         self.flush()
@@ -132,6 +148,7 @@ class SessionConsole:
     def readline(self, size=-1):
         # The unfinished last line written is the prompt: "(Pdb) ", "(com) ", "...   ", or
         # whatever input() was given. Sending it as a prompt lets the client edit the line.
+        _running.pop(self.sid, None)
         text = "".join(self._pending)
         head, newline, prompt = text.rpartition("\n")
         self._pending = [head + newline] if newline else []
@@ -172,6 +189,7 @@ class SessionConsole:
                 deadline = self._deadline()
                 continue
             elif kind == "input":
+                _running[self.sid] = threading.get_ident()
                 if message.get("eof"):
                     return ""
                 return message["line"] + "\n"

@@ -8,7 +8,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent
+from dpdb import _agent, _console
 
 # How often pending breakpoints (files not imported yet) are looked for again.
 _RECHECK_SECONDS = 1.0
@@ -99,6 +99,8 @@ class _Control:
                     _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
                     self.pause(message.get("all_threads", False))
+                elif kind == "interrupt":
+                    _console.interrupt(message["sid"])
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
 

@@ -334,7 +334,8 @@ void Link::run_io(std::uint64_t generation) {
 
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
-    if (type == "breakpoints" || type == "stacks_request" || type == "pause") {
+    if (type == "breakpoints" || type == "stacks_request" || type == "pause" ||
+        type == "interrupt") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
         if (type == "stacks_request") body["gil"] = take_gil_snapshot().to_json();
@@ -352,8 +353,7 @@ void Link::dispatch(const wire::Message& message) {
         }
         return;
     }
-    if (type != "attach" && type != "detach" && type != "input" && type != "complete" &&
-        type != "interrupt") {
+    if (type != "attach" && type != "detach" && type != "input" && type != "complete") {
         return;  // nothing else is addressed to an agent; ignore rather than fail
     }
     deliver(message.num("sid"), Event{type, wire::encode(message)});

@@ -119,6 +119,11 @@ NB_MODULE(_agent, m) {
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
+    // KeyboardInterrupt in the thread with this ident at its next bytecode; nothing runs in it
+    // now. Returns whether the thread was found.
+    m.def("interrupt_thread", [](unsigned long ident) {
+        return PyThreadState_SetAsyncExc(ident, PyExc_KeyboardInterrupt) == 1;
+    });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("after_fork_in_child",
           [&link](const std::string& proc_json) { link.after_fork_in_child(proc_json); });

@@ -71,21 +71,21 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
         action.sa_handler = on_sigwinch;
         sigaction(SIGWINCH, &action, nullptr);
     }
-    if (options_.follow != Follow::Run) {
-        // dpdb run leaves Ctrl-C to the program it runs; a lone client handles it itself.
-        struct sigaction action {};
-        action.sa_handler = on_sigint;
-        sigaction(SIGINT, &action, nullptr);
-    }
+    struct sigaction action {};
+    action.sa_handler = on_sigint;
+    sigaction(SIGINT, &action, nullptr);
 }
 
 void Console::check_interrupt() {
     if (!g_interrupted.exchange(false)) return;
     if (attached_ != 0) {
-        say("the debuggee is running a command; Ctrl-C at the prompt clears the line, "
-            "`detach` leaves");
+        // The prompt is not shown: the debuggee runs a command. Ctrl-C interrupts it there, as
+        // it would in pdb.
+        channel_.send(wire::make("interrupt", {{"sid", attached_}}));
         return;
     }
+    // Under dpdb run the terminal's SIGINT reached the program too, which pauses itself.
+    if (options_.follow == Follow::Run) return;
     status_ = 130;
     done_ = true;
 }

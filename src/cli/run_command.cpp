@@ -175,7 +175,8 @@ int run_command(const RunOptions& options) {
     if (embedded) keep_from_program(embedded->socket_path());
     ProgramWatch program{start_program(argv), std::nullopt};
     // Ctrl-C while the program runs is for the program (it shares our process group); at the
-    // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line.
+    // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line. The
+    // console catches it only to interrupt a command that an attached session runs.
     std::signal(SIGINT, SIG_IGN);
 
     ConsoleOptions console_options;

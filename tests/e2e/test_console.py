@@ -1,8 +1,10 @@
 """The client's prompt: line editing, completion answered by the remote pdb, history across runs,
-Ctrl-C that only clears the line, and the terminal's width reaching pp."""
+Ctrl-C that only clears the line (or interrupts a command that runs too long), and the
+terminal's width reaching pp."""
 
 import os
 import re
+import time
 
 import pytest
 
@@ -104,6 +106,37 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_kills_nothing(dpdb, client):
     user.expect(PROMPT)
     assert "SyntaxError" not in plain(user.logfile_read.getvalue())
     assert user.isalive() and run.isalive()
+    user.sendline("c")
+    if client == "attach":
+        user.expect("continued")
+        finish(user, 0)
+    run.expect("program done")
+    finish(run, 0)
+
+
+@pytest.mark.parametrize("client", ["run", "attach"])
+def test_ctrl_c_interrupts_a_command_that_runs_too_long(dpdb, client):
+    """As in pdb: the command stops with KeyboardInterrupt, the prompt comes back, the program
+    keeps its state and goes on."""
+    run = stopped(dpdb)
+    user = run
+    if client == "attach":
+        sid = run.sid
+        run.sendline("detach")
+        run.expect("detached from session %d" % sid)
+        user = dpdb.spawn("dpdb", "attach", str(sid))
+        user.expect("attached to session %d" % sid)
+        user.expect(PROMPT)
+    user.sendline("!spins = 0")
+    user.expect(PROMPT)
+    user.sendline("!while True: spins += 1")
+    time.sleep(0.5)
+    user.sendintr()
+    user.expect("KeyboardInterrupt")
+    user.expect(PROMPT)
+    user.sendline("p spins > 0, some_variable")
+    user.expect(r"\(True, ")
+    user.expect(PROMPT)
     user.sendline("c")
     if client == "attach":
         user.expect("continued")
