@@ -60,27 +60,21 @@ def hub_description():
     return os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
 
 
-def _secret():
-    """The hub's secret: DPDB_TOKEN, DPDB_TOKEN_FILE, or, as the dpdb client finds it, the token
-    file a hub keeps beside its Unix socket (so that `export DPDB_HUB=unix:...` is enough)."""
+def _secret_source():
+    """(secret, file): DPDB_TOKEN itself, or the file that holds the hub's secret —
+    DPDB_TOKEN_FILE, or, as the dpdb client finds it, the token file a hub keeps beside its Unix
+    socket (so that `export DPDB_HUB=unix:...` is enough). The agent reads the file at every
+    attempt to connect, and only if this user owns it and nobody else may read it."""
     secret = os.environ.get("DPDB_TOKEN", "")
     if secret:
-        return secret
+        return secret, ""
     path = os.environ.get("DPDB_TOKEN_FILE", "")
     if not path:
         address = os.environ["DPDB_HUB"]
         socket_path = address[len("unix:"):] if address.startswith("unix:") else address
-        if not socket_path.startswith("/"):
-            return ""
-        path = socket_path + ".token"
-        try:
-            status = os.stat(path)
-        except OSError:
-            return ""  # not there (yet): the hub will refuse us, and the wait says where
-        if status.st_uid != os.getuid() or status.st_mode & 0o077:
-            return ""  # not the secret of a hub of this user
-    with open(path) as f:
-        return f.read().strip()
+        if socket_path.startswith("/"):
+            path = socket_path + ".token"
+    return "", path
 
 
 _start_lock = threading.Lock()
@@ -98,8 +92,9 @@ def ensure_link(wait=_CONNECT_WAIT):
     with _start_lock:
         if not _agent.started():
             _announced_tags = tags()
-            connected = _agent.start(os.environ["DPDB_HUB"], _secret(), json.dumps(describe()),
-                                     wait)
+            secret, secret_file = _secret_source()
+            connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
+                                     json.dumps(describe()), wait)
             from dpdb import _control
 
             _control.start()

@@ -15,6 +15,7 @@
 
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
+#include "common/runtime_dir.hpp"
 
 namespace dpdb::agent {
 namespace {
@@ -68,13 +69,15 @@ Link::Link() {
 }
 
 bool Link::start(const std::string& address, const std::string& secret,
-                 const std::string& proc_json, std::chrono::milliseconds connect_wait) {
+                 const std::string& secret_file, const std::string& proc_json,
+                 std::chrono::milliseconds connect_wait) {
     auto parsed = HubAddress::parse(address);
     parse_object(proc_json);
     std::unique_lock<std::mutex> lock(mutex_);
     if (!started_) {
         address_ = std::move(parsed);
         secret_ = secret;
+        secret_file_ = secret_file;
         proc_json_ = proc_json;
         started_ = true;
         start_thread_locked();
@@ -261,13 +264,22 @@ void Link::after_fork_in_child(const std::string& proc_json) {
 
 bool Link::connect_once() {
     std::string secret;
+    std::string secret_file;
     wire::Json proc;
     HubAddress address;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         secret = secret_;
+        secret_file = secret_file_;
         proc = wire::Json::parse(proc_json_);
         address = address_;
+    }
+    if (secret.empty() && !secret_file.empty()) {
+        try {
+            secret = read_private_file(secret_file);
+        } catch (const std::exception&) {
+            return false;  // not there yet, or not this user's: no hub of ours to talk to
+        }
     }
     auto channel = std::make_shared<wire::Channel>();
     {

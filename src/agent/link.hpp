@@ -32,9 +32,11 @@ class Link {
     static Link& instance();
 
     // Remembers where the hub is and who this process is, and starts the I/O thread, which
-    // connects at once and again after every loss. Waits up to connect_wait for the first
-    // connection; returns whether the link is connected.
-    bool start(const std::string& address, const std::string& secret, const std::string& proc_json,
+    // connects at once and again after every loss. The secret is `secret`, or else the content
+    // of `secret_file`, read again at every attempt (a hub started later writes it then). Waits
+    // up to connect_wait for the first connection; returns whether the link is connected.
+    bool start(const std::string& address, const std::string& secret,
+               const std::string& secret_file, const std::string& proc_json,
                std::chrono::milliseconds connect_wait);
     bool connected() const;
     bool wait_connected(std::chrono::milliseconds limit);
@@ -87,6 +89,7 @@ class Link {
     std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void
     HubAddress address_;
     std::string secret_;
+    std::string secret_file_;
     std::string proc_json_;
     std::map<std::int64_t, SessionState> sessions_;
     std::deque<Event> control_inbox_;

@@ -72,12 +72,14 @@ NB_MODULE(_agent, m) {
     Link& link = Link::instance();
     m.def(
         "start",
-        [&link](const std::string& address, const std::string& secret, const std::string& proc_json,
-                double connect_wait) {
-            return without_gil(
-                [&] { return link.start(address, secret, proc_json, to_ms(connect_wait)); });
+        [&link](const std::string& address, const std::string& secret,
+                const std::string& secret_file, const std::string& proc_json, double connect_wait) {
+            return without_gil([&] {
+                return link.start(address, secret, secret_file, proc_json, to_ms(connect_wait));
+            });
         },
-        nb::arg("address"), nb::arg("secret"), nb::arg("proc_json"), nb::arg("connect_wait"));
+        nb::arg("address"), nb::arg("secret"), nb::arg("secret_file"), nb::arg("proc_json"),
+        nb::arg("connect_wait"));
     m.def("started", [&link] { return link.started(); });
     m.def("connected", [&link] { return link.connected(); });
     m.def("wait_connected", [&link](double seconds) {

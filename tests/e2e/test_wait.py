@@ -110,17 +110,20 @@ def test_dead_hub_with_exit_policy_says_so_and_exits(dpdb):
     assert status == 1 and "program done" not in out
 
 
-def test_hub_that_comes_later_gets_the_waiting_session(dpdb):
+@pytest.mark.parametrize("secret_from", ["DPDB_TOKEN", "the hub's token file"])
+def test_hub_that_comes_later_gets_the_waiting_session(dpdb, secret_from):
     """The agent keeps dialling: a hub started (or restarted, with its secret) after the stop
-    receives the session, and a client can attach."""
+    receives the session, and a client can attach. Given only DPDB_HUB, the agent reads the
+    secret from the token file that the hub writes beside its socket when it starts."""
     state = os.path.join(dpdb.root, "state")
     os.makedirs(state, mode=0o700)
-    secret = "5ec2e7" * 8
-    fd = os.open(os.path.join(state, "secret"), os.O_WRONLY | os.O_CREAT, 0o600)
-    os.write(fd, (secret + "\n").encode())
-    os.close(fd)
+    if secret_from == "DPDB_TOKEN":
+        secret = "5ec2e7" * 8
+        fd = os.open(os.path.join(state, "secret"), os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, (secret + "\n").encode())
+        os.close(fd)
+        dpdb.env["DPDB_TOKEN"] = secret
     address = "unix:" + os.path.join(dpdb.root, "hub.sock")
-    dpdb.env["DPDB_TOKEN"] = secret
     process = start(dpdb, "python", "forever", address)
     try:
         assert "waits as long as it takes" in read_stderr_line(process)
