@@ -4,7 +4,22 @@
    thread's state while it changes may give a stale answer, never a crash (thread states are
    looked up in the interpreter's list before they are read). */
 #define Py_BUILD_CORE_MODULE 1
+#include "agent/gil_view.h"
+
 #include <Python.h>
+
+/* Checked against the internal headers of 3.9 to 3.13 only; a free-threaded build has no GIL. */
+#if PY_VERSION_HEX >= 0x030E0000 || defined(Py_GIL_DISABLED)
+
+int dpdb_read_gil_view(struct dpdb_gil_view* view, struct dpdb_gil_thread* threads, int capacity) {
+    (void)view;
+    (void)threads;
+    (void)capacity;
+    return -1;
+}
+
+#else
+
 #if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_interp.h"
 #else
@@ -67,3 +82,5 @@ int dpdb_read_gil_view(struct dpdb_gil_view* view, struct dpdb_gil_thread* threa
     }
     return count;
 }
+
+#endif
