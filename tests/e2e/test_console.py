@@ -31,6 +31,27 @@ def history_lines(path):
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line) for line in lines]
 
 
+def typing_at(dpdb, run, client):
+    """The terminal the user types at: the run's own, or `dpdb attach` after the run detached."""
+    if client == "run":
+        return run
+    run.sendline("detach")
+    run.expect("detached from session %d" % run.sid)
+    user = dpdb.spawn("dpdb", "attach", str(run.sid))
+    user.expect("attached to session %d" % run.sid)
+    user.expect(PROMPT)
+    return user
+
+
+def continue_to_end(run, user):
+    user.sendline("c")
+    if user is not run:
+        user.expect("continued")
+        finish(user, 0)
+    run.expect("program done")
+    finish(run, 0)
+
+
 def end(run):
     run.sendline("c")
     run.expect("program done")
@@ -90,14 +111,7 @@ def test_history_is_kept_across_runs(dpdb):
 @pytest.mark.parametrize("client", ["run", "attach"])
 def test_ctrl_c_at_the_prompt_clears_the_line_and_kills_nothing(dpdb, client):
     run = stopped(dpdb)
-    user = run
-    if client == "attach":
-        sid = run.sid
-        run.sendline("detach")
-        run.expect("detached from session %d" % sid)
-        user = dpdb.spawn("dpdb", "attach", str(sid))
-        user.expect("attached to session %d" % sid)
-        user.expect(PROMPT)
+    user = typing_at(dpdb, run, client)
     user.send("p 1 +")
     user.sendcontrol("c")
     user.sendcontrol("c")  # twice, on an empty line too
@@ -106,12 +120,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_kills_nothing(dpdb, client):
     user.expect(PROMPT)
     assert "SyntaxError" not in plain(user.logfile_read.getvalue())
     assert user.isalive() and run.isalive()
-    user.sendline("c")
-    if client == "attach":
-        user.expect("continued")
-        finish(user, 0)
-    run.expect("program done")
-    finish(run, 0)
+    continue_to_end(run, user)
 
 
 @pytest.mark.parametrize("client", ["run", "attach"])
@@ -119,14 +128,7 @@ def test_ctrl_c_interrupts_a_command_that_runs_too_long(dpdb, client):
     """As in pdb: the command stops with KeyboardInterrupt, the prompt comes back, the program
     keeps its state and goes on."""
     run = stopped(dpdb)
-    user = run
-    if client == "attach":
-        sid = run.sid
-        run.sendline("detach")
-        run.expect("detached from session %d" % sid)
-        user = dpdb.spawn("dpdb", "attach", str(sid))
-        user.expect("attached to session %d" % sid)
-        user.expect(PROMPT)
+    user = typing_at(dpdb, run, client)
     user.sendline("!spins = 0")
     user.expect(PROMPT)
     user.sendline("!while True: spins += 1")
@@ -137,12 +139,7 @@ def test_ctrl_c_interrupts_a_command_that_runs_too_long(dpdb, client):
     user.sendline("p spins > 0, some_variable")
     user.expect(r"\(True, ")
     user.expect(PROMPT)
-    user.sendline("c")
-    if client == "attach":
-        user.expect("continued")
-        finish(user, 0)
-    run.expect("program done")
-    finish(run, 0)
+    continue_to_end(run, user)
 
 
 @pytest.mark.parametrize("columns", [200, 60])
