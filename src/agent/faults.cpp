@@ -153,7 +153,7 @@ void crash_handler(int signal, siginfo_t* info, void*) {
         write_marker("END");
         const auto deadline = std::chrono::steady_clock::now() + kCrashReportWait;
         while (!g_crash_reported && std::chrono::steady_clock::now() < deadline) {
-            struct timespec pause = {0, 5 * 1000 * 1000};
+            struct timespec pause = {0, 5L * 1000 * 1000};
             ::nanosleep(&pause, nullptr);
         }
     }
