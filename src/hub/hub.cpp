@@ -368,12 +368,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         if (type != "detach" && type != "input" && type != "complete" && type != "interrupt") {
             return protocol_violation(client, type);
         }
-        Session* session = registry_.session(message.num("sid"));
-        if (session == nullptr) {
-            client->send(
-                make("error", {{"message", "no session " + std::to_string(message.num("sid"))}}));
-            return;
-        }
+        Session* session = session_asked(client, message);
+        if (session == nullptr) return;
         if (session->client != client->id()) {
             client->send(make(
                 "error", {{"message", "not attached to session " + std::to_string(session->id)}}));
@@ -391,13 +387,19 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    void attach(const ConnectionPtr& client, const Message& message) {
+    // The session a client's message names, or null after telling the client there is none.
+    Session* session_asked(const ConnectionPtr& client, const Message& message) {
         Session* session = registry_.session(message.num("sid"));
         if (session == nullptr) {
             client->send(
                 make("error", {{"message", "no session " + std::to_string(message.num("sid"))}}));
-            return;
         }
+        return session;
+    }
+
+    void attach(const ConnectionPtr& client, const Message& message) {
+        Session* session = session_asked(client, message);
+        if (session == nullptr) return;
         if (session->client != 0 && session->client != client->id()) {
             detach(*session, "another client attached to it");
         }
