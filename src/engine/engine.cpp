@@ -332,7 +332,7 @@ CodeInfo* code_info(PyObject* code) {
     info->lines = nullptr;
 #if PY_VERSION_HEX < 0x030C0000
     info->prepared = false;
-    info->needs_trace = true;
+    info->needs_trace = false;
     info->patched = nullptr;
 #endif
     if (!st.breaks.empty()) {

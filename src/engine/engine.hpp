@@ -54,7 +54,7 @@ struct CodeInfo {
     // frame running this code must be line-traced, and the copy of it with the breakpoint checks
     // compiled in (borrowed: the backend keeps this generation's copies alive).
     bool prepared = false;
-    bool needs_trace = true;
+    bool needs_trace = false;
     PyObject* patched = nullptr;
     // Set on such a copy only, for its whole life.
     std::unique_ptr<Patch> patch;
