@@ -354,7 +354,16 @@ int spring_trap(PyFrameObject* frame) {
     Py_DECREF(Py_None);
     set_lasti_units(frame, trap.site->start);
     ++state().trapped;
+#if PY_VERSION_HEX >= 0x030B0000
+    // 3.11 lets a trace function jump (f_lineno) only from a line event.
+    PyThreadState* ts = PyThreadState_Get();
+    int what = ts->tracing_what;
+    ts->tracing_what = PyTrace_LINE;
+#endif
     int rc = handle(frame, borrowed_code(frame), Event::kLine, Py_None, trap.site->line);
+#if PY_VERSION_HEX >= 0x030B0000
+    ts->tracing_what = what;
+#endif
     g_seen = {frame, lasti_units(frame)};
     if (rc == 0 && g_gate && !trap.was_traced && g_reconfigured == trap.reconfigured)
         rc = set_trace(PyThreadState_Get(), false);
