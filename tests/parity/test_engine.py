@@ -175,3 +175,28 @@ def test_breakpoint_reaches_thread_calling_after_it(mode):
     assert out.count("late_call.py(10)hot()") == 2, out
     assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out
     assert out.rstrip().endswith("worker [3]"), out
+
+
+def run_program(name, engine):
+    import subprocess
+
+    from conftest import _dpdb_path
+
+    env = dict(os.environ, DPDB_ENGINE=engine, PYTHONPATH=_dpdb_path())
+    return subprocess.run([sys.executable, os.path.join(PROGRAMS, name)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=120).stdout
+
+
+@needs_native
+@pytest.mark.skipif(not LEGACY, reason="bytecode checks exist on 3.9-3.11 only")
+def test_checks_fire_exactly_where_line_events_do():
+    # A conditional breakpoint on every line of some stdlib modules: the checks compiled into
+    # the bytecode must hand bdb exactly the line events the tracer hands it, and the patched
+    # code must compute the same results.
+    native = run_program("every_line.py", "native").split()
+    gate = run_program("every_line.py", "gate").split()
+    assert native[:2] == ["same", "True"] and gate[:2] == ["same", "True"], (native, gate)
+    assert native[3] == gate[3], (native, gate)
+    assert int(native[5]) > 10 and int(native[7]) > 0, native
+    assert gate[5] == gate[7] == "0", gate
