@@ -335,9 +335,9 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     }
     if (!info->is_bp_line(site->line) || g_trap.frame) Py_RETURN_NONE;
     bool traced = ts->c_tracefunc == tracer;
+    if (!traced && set_trace(ts, true) < 0) return nullptr;
     g_trap = {frame, site, frame_trace_opcodes(frame), traced, g_reconfigured};
     frame_trace_opcodes(frame) = 1;
-    if (!traced && set_trace(ts, true) < 0) return nullptr;
     Py_RETURN_NONE;
 }
 
