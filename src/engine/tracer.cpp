@@ -287,10 +287,15 @@ CodeInfo* switch_code(EvalFrame f, CodeInfo* info) {
 }
 
 // A finished frame goes back to its original code, so that what outlives it (f_code of a frame
-// kept by a traceback) is the user's code; not where the patched code raised from a tail.
+// kept by a traceback) is the user's code; not where the patched code raised from a tail. On
+// 3.9/3.10 this also files the frame object as the original's zombie frame, for reuse by its next
+// call; on 3.11 only a frame object can outlive the frame.
 void restore_code(EvalFrame f, const CodeInfo* info) {
     const Patch* patch = info->patch.get();
     if (!patch || is_generator_code(patch->original)) return;
+#if PY_VERSION_HEX >= 0x030B0000
+    if (!eval_frame_object(f)) return;
+#endif
     int lasti = lasti_units(f);
     if (lasti >= 0 && (patch->in_tail(lasti) || patch->in_span(lasti))) return;
     set_code(f, patch->original);
