@@ -334,6 +334,7 @@ CodeInfo* code_info(PyObject* code) {
     info->prepared = false;
     info->needs_trace = false;
     info->patched = nullptr;
+    info->patched_info = nullptr;
 #endif
     if (!st.breaks.empty()) {
         PyObject* canonic = canonic_of(reinterpret_cast<PyCodeObject*>(code)->co_filename);

@@ -52,10 +52,11 @@ struct CodeInfo {
 #if PY_VERSION_HEX < 0x030C0000
     // Per generation, filled by the 3.9-3.11 backend for code of breakpoint files: whether a
     // frame running this code must be line-traced, and the copy of it with the breakpoint checks
-    // compiled in (borrowed: the backend keeps this generation's copies alive).
+    // compiled in (borrowed: the backend keeps this generation's copies alive) with its CodeInfo.
     bool prepared = false;
     bool needs_trace = false;
     PyObject* patched = nullptr;
+    CodeInfo* patched_info = nullptr;
     // Set on such a copy only, for its whole life.
     std::unique_ptr<Patch> patch;
 #endif

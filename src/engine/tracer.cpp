@@ -257,7 +257,9 @@ int prepare(PyObject* code, CodeInfo* info) {
     pinfo->patch.reset(patch);
     g_live_patches.push_back(patched);
     ++st.patched;
+    if (prepare(patched, pinfo) < 0) return -1;
     info->patched = patched;
+    info->patched_info = pinfo;
     return 0;
 }
 
@@ -277,11 +279,10 @@ CodeInfo* switch_code(EvalFrame f, CodeInfo* info) {
     PyObject* base = info->patch ? info->patch->original : code;
     CodeInfo* base_info = base == code ? info : code_info(base);
     if (!base_info || prepare(base, base_info) < 0) return nullptr;
+    if (base_info->patched_info == info) return info;  // already this generation's copy
     PyObject* wanted = base_info->patched ? base_info->patched : base;
-    if (wanted == code) return info;
-    CodeInfo* wanted_info = wanted == base ? base_info : code_info(wanted);
-    if (!wanted_info || prepare(wanted, wanted_info) < 0) return nullptr;
-    if (!can_switch(lasti_units(f), info, wanted_info)) return info;
+    CodeInfo* wanted_info = base_info->patched ? base_info->patched_info : base_info;
+    if (wanted == code || !can_switch(lasti_units(f), info, wanted_info)) return info;
     set_code(f, wanted);
     return wanted_info;
 }
