@@ -200,3 +200,16 @@ def test_checks_fire_exactly_where_line_events_do():
     assert native[3] == gate[3], (native, gate)
     assert int(native[5]) > 10 and int(native[7]) > 0, native
     assert gate[5] == gate[7] == "0", gate
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_suspended_generators_switch_to_checks(mode):
+    # counter() and co() were suspended before their breakpoints existed; on resuming, the gate
+    # gives their frames the patched code, and all three stops come from its checks.
+    rc, out = run_driver("dpdb", "hotbp.py", ["b 45", "b 58", "c", "c", "c", STATS, "cl 1",
+                                              "cl 2", "c"], engine=mode)
+    assert out.count("hotbp.py(45)counter()") == 2 and "hotbp.py(58)co()" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["trapped"] == (3 if mode == "native" and LEGACY else 0), stats
+    assert "co 3" in out, out
