@@ -81,6 +81,9 @@ SCENARIOS = {
     "compiled_with_try": ("hotbp.py", [
         "b 25", "c", "p x", "n", "n", "n", "c", "p x, acc", "n", "n", "n", "n", "cl 1", "c",
     ]),
+    "compiled_with_raise": ("hotbp.py", [
+        "b 25", "b 27", "c", "c", "p x", "c", "p x, acc", "cl 1", "cl 2", "c",
+    ]),
     "compiled_exception": ("hotbp.py", [
         "b 33", "c", "p v", "n", "n", "n", "n", "n", "cl 1", "b 33", "c", "p v", "c",
     ]),

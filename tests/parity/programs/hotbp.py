@@ -22,8 +22,8 @@ def guarded(items):
     for x in items:
         try:
             with Guard():
-                acc.append(x * 2)
-        except ValueError:
+                acc.append(100 // x)
+        except ZeroDivisionError:
             acc.append(-1)
     return acc
 
@@ -74,7 +74,7 @@ def main():
     c.send(None)
     breakpoint()
     print("work", work(5), work(3))
-    print("guarded", guarded([1, 2]))
+    print("guarded", guarded([1, 0]))
     try:
         risky(-1)
     except ValueError as exc:
