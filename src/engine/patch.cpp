@@ -490,12 +490,6 @@ bool edges_allow(const Decoded& d, const std::vector<Site>& sites,
 
 }  // namespace
 
-const Site* Patch::site_at_start(int unit) const {
-    for (const Site& s : sites)
-        if (s.start == unit) return &s;
-    return nullptr;
-}
-
 const Site* Patch::site_in_tail(int unit) const {
     for (const Site& s : sites)
         if (s.tail_start <= unit && unit < s.tail_end) return &s;

@@ -33,7 +33,6 @@ struct Patch {
     std::vector<int> lines;        // every line of the original code that holds an instruction
 
     ~Patch() { Py_XDECREF(original); }
-    const Site* site_at_start(int unit) const;
     const Site* site_in_tail(int unit) const;
     bool in_span(int unit) const;  // inside a displaced span (the jump or its padding)
     bool in_tail(int unit) const { return unit >= code_units; }
