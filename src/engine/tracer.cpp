@@ -339,7 +339,9 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
         g_seen = {};
         Py_RETURN_NONE;
     }
-    if (!info->is_bp_line(site->line) || g_trap.frame) Py_RETURN_NONE;
+    // A trap still set here was never sprung (an exception, e.g. from a signal handler, left the
+    // check before its next instruction): this one replaces it.
+    if (!info->is_bp_line(site->line)) Py_RETURN_NONE;
     bool traced = ts->c_tracefunc == tracer;
     if (!traced && set_trace(ts, true) < 0) return nullptr;
     g_trap = {frame, site, frame_trace_opcodes(frame), traced, g_reconfigured};
