@@ -16,9 +16,13 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 
 ``native``
     the C++ engine with the fastest mechanism for this interpreter (the default when it imports
-    and supports this interpreter): sys.monitoring on 3.12+, on 3.9-3.11 a C trace function
-    gated by a PEP 523 frame evaluator so that only frames of files holding breakpoints run
-    traced;
+    and supports this interpreter): sys.monitoring on 3.12+; on 3.9-3.11 a PEP 523 frame
+    evaluator that runs code holding breakpoints from a copy with the breakpoint checks compiled
+    into its bytecode, untraced, and a C trace function for what cannot run that way (frames
+    already running when the breakpoint was set, stepping);
+``gate``
+    3.9-3.11 only: the PEP 523 evaluator without the bytecode checks: frames of code holding
+    breakpoints run under the C trace function;
 ``tracer``
     3.9-3.11 only: the C trace function on every thread, without the PEP 523 gate (for programs
     that install their own frame evaluator, e.g. a JIT);
@@ -40,7 +44,9 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "tracer", "bdb")
+STRATEGIES = ("native", "gate", "tracer", "bdb")
+# Strategies that exist on 3.9-3.11 only.
+LEGACY_STRATEGIES = ("gate", "tracer")
 
 try:
     from dpdb import _engine_native as _native
@@ -73,11 +79,11 @@ def engine_strategy():
     if wanted and wanted not in STRATEGIES:
         raise ValueError(
             "DPDB_ENGINE=%r: expected one of %s" % (wanted, ", ".join(STRATEGIES)))
-    if wanted in ("native", "tracer") and not engine_available():
+    if wanted and wanted != "bdb" and not engine_available():
         raise RuntimeError("DPDB_ENGINE=%s but the native engine is unavailable: %s"
                            % (wanted, _import_error or "unsupported interpreter"))
-    if wanted == "tracer" and sys.version_info >= (3, 12):
-        raise ValueError("DPDB_ENGINE=tracer exists on Python 3.9-3.11 only")
+    if wanted in LEGACY_STRATEGIES and sys.version_info >= (3, 12):
+        raise ValueError("DPDB_ENGINE=%s exists on Python 3.9-3.11 only" % wanted)
     if wanted:
         return wanted
     return "native" if engine_available() else "bdb"
@@ -142,7 +148,7 @@ def _ensure_initialised(strategy):
         if not _initialised:
             _native.init(_canonic)
             _initialised = True
-        _native.allow_gate(strategy == "native")
+        _native.allow_gate(gate=strategy in ("native", "gate"), patch=strategy == "native")
         _watch_bplist()
 
 

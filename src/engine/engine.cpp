@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/frame_access.hpp"
+#include "engine/patch.hpp"
 
 #if PY_VERSION_HEX >= 0x030C0000
 #define DPDB_GET_EXTRA PyUnstable_Code_GetExtra
@@ -329,6 +330,12 @@ CodeInfo* code_info(PyObject* code) {
     info->in_bp_file = false;
     info->all_lines = false;
     info->lines = nullptr;
+#if PY_VERSION_HEX < 0x030C0000
+    info->prepared = false;
+    info->needs_trace = false;
+    info->patched = nullptr;
+    info->patched_info = nullptr;
+#endif
     if (!st.breaks.empty()) {
         PyObject* canonic = canonic_of(reinterpret_cast<PyCodeObject*>(code)->co_filename);
         if (!canonic) {

@@ -7,11 +7,14 @@
 #include <frameobject.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace dpdb::engine {
+
+struct Patch;
 
 enum class Event { kCall, kLine, kReturn, kException, kOpcode };
 
@@ -46,6 +49,17 @@ struct CodeInfo {
     // A breakpoint on co_firstlineno (pdb's "break function") makes bdb test every line.
     bool all_lines = false;
     const std::vector<int>* lines = nullptr;
+#if PY_VERSION_HEX < 0x030C0000
+    // Per generation, filled by the 3.9-3.11 backend for code of breakpoint files: whether a
+    // frame running this code must be line-traced, and the copy of it with the breakpoint checks
+    // compiled in (borrowed: the backend keeps this generation's copies alive) with its CodeInfo.
+    bool prepared = false;
+    bool needs_trace = false;
+    PyObject* patched = nullptr;
+    CodeInfo* patched_info = nullptr;
+    // Set on such a copy only, for its whole life.
+    std::unique_ptr<Patch> patch;
+#endif
 
     bool is_bp_line(int line) const;
 };
@@ -76,6 +90,8 @@ struct State {
     // from the sessions.
     std::vector<PyObject*> step_codes;
     std::uint64_t forwarded = 0;
+    std::uint64_t patched = 0;  // code objects given compiled-in breakpoint checks
+    std::uint64_t trapped = 0;  // line events delivered from such a check
 };
 
 State& state();
@@ -98,7 +114,8 @@ const char* backend_name();
 int backend_init();
 // Called after any change of breakpoints or stepping state.
 int backend_reconfigure();
-// Whether a backend may use its fastest mechanism (PEP 523 on 3.9-3.11); no-op elsewhere.
-void backend_allow_gate(bool allowed);
+// 3.9-3.11: whether the backend may use the PEP 523 gate, and behind it breakpoint checks
+// compiled into the bytecode; no-op elsewhere.
+void backend_allow_gate(bool gate, bool patch);
 
 }  // namespace dpdb::engine

@@ -34,13 +34,17 @@ NB_MODULE(_engine_native, m) {
         "refresh", []() { check(engine_refresh()); },
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
-        "allow_gate", [](bool allowed) { backend_allow_gate(allowed); },
-        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer.");
+        "allow_gate", [](bool gate, bool patch) { backend_allow_gate(gate, patch); },
+        nb::arg("gate"), nb::arg("patch"),
+        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer, and "
+        "behind it the breakpoint checks compiled into the bytecode.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;
         d["armed"] = st.armed;
         d["forwarded"] = st.forwarded;
+        d["patched"] = st.patched;
+        d["trapped"] = st.trapped;
         d["sessions"] = st.by_debugger.size();
         d["files"] = st.breaks.size();
         return d;

@@ -388,7 +388,7 @@ int backend_reconfigure() {
     return 0;
 }
 
-void backend_allow_gate(bool) {}
+void backend_allow_gate(bool, bool) {}
 
 }  // namespace dpdb::engine
 

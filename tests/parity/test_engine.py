@@ -10,7 +10,8 @@ from conftest import PROGRAMS, native_import_error, run_driver
 
 from dpdb import _engine
 
-NATIVE_MODES = ["native"] + (["tracer"] if sys.version_info < (3, 12) else [])
+NATIVE_MODES = ["native"] + (["gate", "tracer"] if sys.version_info < (3, 12) else [])
+LEGACY = sys.version_info < (3, 12)
 
 needs_native = pytest.mark.skipif(
     native_import_error() is not None,
@@ -68,15 +69,16 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-def test_strategy_switch(monkeypatch):
+@pytest.mark.parametrize("legacy", ["gate", "tracer"])
+def test_strategy_switch(monkeypatch, legacy):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
-    monkeypatch.setenv("DPDB_ENGINE", "tracer")
+    monkeypatch.setenv("DPDB_ENGINE", legacy)
     if sys.version_info >= (3, 12):
         with pytest.raises(ValueError):
             _engine.engine_strategy()
     elif _engine.engine_available():
-        assert _engine.engine_strategy() == "tracer"
+        assert _engine.engine_strategy() == legacy
     monkeypatch.setenv("DPDB_ENGINE", "bogus")
     with pytest.raises(ValueError):
         _engine.engine_strategy()
@@ -122,3 +124,92 @@ def test_breakpoint_reaches_threads_started_before_it(line, where, mode):
     assert out.count(stop) == 2, out
     assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out
     assert out.rstrip().endswith("joined"), out
+
+
+STATS = "p __import__('dpdb._engine_native', fromlist=['stats']).stats()"
+
+
+def stats_printed(out):
+    import ast
+
+    return [ast.literal_eval(line[line.index("{"):]) for line in out.splitlines()
+            if "'trapped'" in line]
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_breakpoint_checks_in_bytecode(mode):
+    # Under 'native' on 3.9-3.11 the hot function runs a copy with the check compiled in, and
+    # each stop is delivered by that check (not by a trace function); the other strategies and
+    # 3.12+ never patch.
+    rc, out = run_driver("dpdb", "hotbp.py", ["b 8", "c", "c", "p i, total", STATS, "cl 1", "c"],
+                         engine=mode)
+    assert "(Pdb) (1, 0)\n" in out, out
+    (stats,) = stats_printed(out)
+    if mode == "native" and LEGACY:
+        assert stats["patched"] >= 1 and stats["trapped"] == 2, stats
+    else:
+        assert stats["patched"] == 0 and stats["trapped"] == 0, stats
+    assert "co 3" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_frame_running_when_breakpoint_set_is_traced(mode):
+    # main() is running when its own breakpoint appears: it cannot switch to a patched copy and
+    # the tracer serves it, while work() (started later) gets the check.
+    rc, out = run_driver("dpdb", "hotbp.py", ["b 77", "b 8", "c", "p i", "cl 2", "c", STATS, "c"],
+                         engine=mode)
+    assert "hotbp.py(8)work()" in out and "hotbp.py(77)main()" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["trapped"] == (1 if mode == "native" and LEGACY else 0), stats
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_breakpoint_reaches_thread_calling_after_it(mode):
+    # The worker was started before the breakpoint and calls the function only after it was set:
+    # under 'native' it runs the patched copy, untraced, and stops through the check.
+    rc, out = run_driver("dpdb", "late_call.py", ["b 10", "c", "p i", "c", "p i", "cl 1", "c"],
+                         engine=mode)
+    assert out.count("late_call.py(10)hot()") == 2, out
+    assert "(Pdb) 0\n" in out and "(Pdb) 1\n" in out
+    assert out.rstrip().endswith("worker [3]"), out
+
+
+def run_program(name, engine):
+    import subprocess
+
+    from conftest import _dpdb_path
+
+    env = dict(os.environ, DPDB_ENGINE=engine, PYTHONPATH=_dpdb_path())
+    return subprocess.run([sys.executable, os.path.join(PROGRAMS, name)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=120).stdout
+
+
+@needs_native
+@pytest.mark.skipif(not LEGACY, reason="bytecode checks exist on 3.9-3.11 only")
+def test_checks_fire_exactly_where_line_events_do():
+    # A conditional breakpoint on every line of some stdlib modules: the checks compiled into
+    # the bytecode must hand bdb exactly the line events the tracer hands it, and the patched
+    # code must compute the same results.
+    native = run_program("every_line.py", "native").split()
+    gate = run_program("every_line.py", "gate").split()
+    assert native[:2] == ["same", "True"] and gate[:2] == ["same", "True"], (native, gate)
+    assert native[3] == gate[3], (native, gate)
+    assert int(native[5]) > 10 and int(native[7]) > 0, native
+    assert gate[5] == gate[7] == "0", gate
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_suspended_generators_switch_to_checks(mode):
+    # counter() and co() were suspended before their breakpoints existed; on resuming, the gate
+    # gives their frames the patched code, and all three stops come from its checks.
+    rc, out = run_driver("dpdb", "hotbp.py", ["b 45", "b 58", "c", "c", "c", STATS, "cl 1",
+                                              "cl 2", "c"], engine=mode)
+    assert out.count("hotbp.py(45)counter()") == 2 and "hotbp.py(58)co()" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["trapped"] == (3 if mode == "native" and LEGACY else 0), stats
+    assert "co 3" in out, out

@@ -1,0 +1,55 @@
+// CPython 3.9-3.11: breakpoint checks compiled into a copy of a code object, so that a function
+// holding a breakpoint runs untraced until the breakpoint line actually runs.
+//
+// Every original offset is kept: the first instruction(s) of each breakpoint line become a jump to
+// a tail appended after the code; the tail calls the checker builtin, runs the displaced
+// instructions and jumps back. The block stack (3.9/3.10) and the exception table (3.11) stay
+// valid, frames can switch between the original and the patched code wherever they are outside
+// the displaced spans, and the tail maps to the breakpoint line in the line table.
+#pragma once
+
+#include <Python.h>
+
+#if PY_VERSION_HEX < 0x030C0000
+
+#include <vector>
+
+namespace dpdb::engine {
+
+struct Site {
+    int line = 0;
+    int start = 0;       // first displaced code unit; the jump to the tail sits here
+    int end = 0;         // first code unit after the displaced span: where the tail returns
+    int tail_start = 0;  // first code unit of this site's tail
+    int tail_end = 0;
+    int after_call = 0;  // code unit of the tail's POP_TOP, right after the checker call
+};
+
+// Owned by the patched code object (in its CodeInfo).
+struct Patch {
+    PyObject* original = nullptr;  // strong
+    int code_units = 0;            // length of the original code
+    std::vector<Site> sites;       // ordered by start (and so by tail_start)
+    std::vector<int> lines;        // every line of the original code that holds an instruction
+
+    ~Patch() { Py_XDECREF(original); }
+    const Site* site_in_tail(int unit) const;
+    bool in_span(int unit) const;  // inside a displaced span (the jump or its padding)
+    bool in_tail(int unit) const { return unit >= code_units; }
+    bool is_resume_point(int unit) const;
+};
+
+// Loads what the patcher needs from the `opcode` module; `checker` is the builtin the tails call.
+int patch_init(PyObject* checker);
+
+// Lines of `code` that hold at least one instruction, sorted. Returns -1 with an exception set.
+int code_lines(PyObject* code, std::vector<int>& lines);
+
+// A copy of `code` with a check at every line in `bp_lines` (sorted, all lines of `code`);
+// *patch describes it. Null without an exception set when that cannot be done safely, with one
+// on failure.
+PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch** patch);
+
+}  // namespace dpdb::engine
+
+#endif
