@@ -223,12 +223,12 @@ def _lines_of(code):
     return sorted({line for _, line in dis.findlinestarts(code)})
 
 
-def _gil_role(gil, ident, native_id):
+def _gil_role(gil, holder, ident, native_id):
     """What the thread was doing with the GIL when the request arrived (seen by the agent's I/O
     thread, before this one took the GIL to answer)."""
     if not gil:
         return None
-    if gil.get("holder") == ident:
+    if holder == ident:
         return "holds the GIL"
     if native_id in gil.get("waiting", ()):
         return "waits for the GIL"
@@ -239,6 +239,8 @@ def stacks(gil=None):
     """Every thread's Python stack, as text and as frames, without pausing anything."""
     names = {t.ident: t for t in threading.enumerate()}
     me = threading.get_ident()
+    # The I/O thread only saw which thread state held the GIL; naming it takes the GIL, held here.
+    holder = gil and gil.get("holder_state") and _agent.thread_of_gil_state(gil["holder_state"])
     threads = []
     lines = []
     for ident, frame in sys._current_frames().items():
@@ -247,7 +249,7 @@ def stacks(gil=None):
         thread = names.get(ident)
         name = thread.name if thread else "?"
         native = getattr(thread, "native_id", None) if thread else None
-        role = _gil_role(gil, ident, native)
+        role = _gil_role(gil, holder, ident, native)
         summary = traceback.extract_stack(frame)
         threads.append({
             "ident": ident, "name": name, "native_id": native,

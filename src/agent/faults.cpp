@@ -210,7 +210,9 @@ void answer_stacks_natively(std::int64_t req) {
     if (g_dump_signal == 0 || g_pipe_pid != ::getpid()) return;
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_answered.erase(req) > 0) return;
-    g_gil_at_dump[req] = take_gil_snapshot();
+    // Python did not answer: a thread holds the GIL in C code, so no thread state goes away now.
+    GilSnapshot& gil = g_gil_at_dump[req] = take_gil_snapshot();
+    gil.resolve();
     write_marker(("STACKS " + std::to_string(req)).c_str());
     ::raise(g_dump_signal);  // runs faulthandler's dump on this thread, before raise returns
     write_marker("END");

@@ -46,16 +46,9 @@ std::vector<long> task_ids() {
 GilSnapshot take_gil_snapshot() {
     GilSnapshot snapshot;
     dpdb_gil_view view{};
-    std::vector<dpdb_gil_thread> threads(kMaxThreads);
-    const int count = dpdb_read_gil_view(&view, threads.data(), kMaxThreads);
-    if (count < 0) return snapshot;
+    if (dpdb_read_gil_view(&view) < 0) return snapshot;
     snapshot.known = true;
-    snapshot.holder = view.holder_ident;
-    for (int i = 0; i < count; ++i) {
-        if (threads[i].native_id != 0) {
-            snapshot.ident_of_native[static_cast<long>(threads[i].native_id)] = threads[i].ident;
-        }
-    }
+    snapshot.holder_state = view.holder;
     for (const long tid : task_ids()) {
         const std::uintptr_t word = futex_of(tid);
         if (word >= view.wait_begin && word < view.wait_end) {
@@ -64,6 +57,31 @@ GilSnapshot take_gil_snapshot() {
     }
     std::sort(snapshot.waiting_native_ids.begin(), snapshot.waiting_native_ids.end());
     return snapshot;
+}
+
+void GilSnapshot::resolve() {
+    if (!known) return;
+    std::vector<dpdb_gil_thread> threads(kMaxThreads);
+    const int count = dpdb_list_threads(holder_state, threads.data(), kMaxThreads, &holder);
+    for (int i = 0; i < count; ++i) {
+        if (threads[i].native_id != 0) {
+            ident_of_native[static_cast<long>(threads[i].native_id)] = threads[i].ident;
+        }
+    }
+}
+
+unsigned long ident_of_thread_state(std::uintptr_t state) {
+    GilSnapshot snapshot;
+    snapshot.known = true;
+    snapshot.holder_state = state;
+    snapshot.resolve();
+    return snapshot.holder;
+}
+
+wire::Json GilSnapshot::unresolved_json() const {
+    if (!known) return nullptr;
+    return {{"holder_state", holder_state != 0 ? wire::Json(holder_state) : wire::Json(nullptr)},
+            {"waiting", waiting_native_ids}};
 }
 
 wire::Json GilSnapshot::to_json() const {

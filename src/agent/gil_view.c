@@ -1,8 +1,8 @@
 /* The GIL as CPython's private runtime state shows it, read without taking it: which thread holds
    it, and where a thread that waits for it sleeps. C, not C++: the internal headers that define
    these structures only compile as C. Everything here is for diagnostics; reading another
-   thread's state while it changes may give a stale answer, never a crash (thread states are
-   looked up in the interpreter's list before they are read). */
+   thread's state while it changes may give a stale answer; thread states are only read where
+   none can be freed meanwhile (see dpdb_list_threads). */
 #define Py_BUILD_CORE_MODULE 1
 #include "agent/gil_view.h"
 
@@ -11,10 +11,17 @@
 /* Checked against the internal headers of 3.9 to 3.13 only; a free-threaded build has no GIL. */
 #if PY_VERSION_HEX >= 0x030E0000 || defined(Py_GIL_DISABLED)
 
-int dpdb_read_gil_view(struct dpdb_gil_view* view, struct dpdb_gil_thread* threads, int capacity) {
+int dpdb_read_gil_view(struct dpdb_gil_view* view) {
     (void)view;
+    return -1;
+}
+
+int dpdb_list_threads(uintptr_t holder, struct dpdb_gil_thread* threads, int capacity,
+                      unsigned long* holder_ident) {
+    (void)holder;
     (void)threads;
     (void)capacity;
+    (void)holder_ident;
     return -1;
 }
 
@@ -62,18 +69,24 @@ static unsigned long native_id_of(PyThreadState* ts) {
 #endif
 }
 
-int dpdb_read_gil_view(struct dpdb_gil_view* view, struct dpdb_gil_thread* threads, int capacity) {
+int dpdb_read_gil_view(struct dpdb_gil_view* view) {
     struct _gil_runtime_state* gil = main_gil();
-    PyInterpreterState* interp = PyInterpreterState_Main();
-    if (!gil || !interp || !Py_IsInitialized()) return -1;
+    if (!gil || !Py_IsInitialized()) return -1;
     view->wait_begin = (uintptr_t)&gil->cond;
     view->wait_end = (uintptr_t)&gil->mutex + sizeof(gil->mutex);
-    PyThreadState* holder = gil_locked(gil) ? gil_last_holder(gil) : NULL;
-    view->holder_ident = 0;
+    view->holder = gil_locked(gil) ? (uintptr_t)gil_last_holder(gil) : 0;
+    return 0;
+}
+
+int dpdb_list_threads(uintptr_t holder, struct dpdb_gil_thread* threads, int capacity,
+                      unsigned long* holder_ident) {
+    PyInterpreterState* interp = PyInterpreterState_Main();
+    if (!interp || !Py_IsInitialized()) return -1;
+    *holder_ident = 0;
     int count = 0;
     for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts;
          ts = PyThreadState_Next(ts)) {
-        if (ts == holder) view->holder_ident = ts->thread_id;
+        if ((uintptr_t)ts == holder) *holder_ident = ts->thread_id;
         if (count < capacity) {
             threads[count].ident = ts->thread_id;
             threads[count].native_id = native_id_of(ts);

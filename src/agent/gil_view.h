@@ -11,7 +11,7 @@ extern "C" {
 struct dpdb_gil_view {
     uintptr_t wait_begin; /* a thread blocked on a futex in [wait_begin, wait_end) waits for it */
     uintptr_t wait_end;
-    unsigned long holder_ident; /* threading.get_ident() of the holder; 0: free or unknown */
+    uintptr_t holder; /* the holder's PyThreadState, only compared, never read; 0: free */
 };
 
 struct dpdb_gil_thread {
@@ -19,9 +19,16 @@ struct dpdb_gil_thread {
     unsigned long native_id; /* 0 where the interpreter does not record it (before 3.11) */
 };
 
-/* Fills `view` and up to `capacity` of the main interpreter's threads; returns how many threads
-   were written, or -1 when there is no interpreter to look at. Needs no GIL. */
-int dpdb_read_gil_view(struct dpdb_gil_view* view, struct dpdb_gil_thread* threads, int capacity);
+/* The GIL's state, without reading any thread state: safe from any thread at any time. Returns
+   -1 when there is no interpreter to look at. */
+int dpdb_read_gil_view(struct dpdb_gil_view* view);
+
+/* Up to `capacity` of the main interpreter's threads, and the ident of the one whose state is
+   `holder`; returns how many threads were written, or -1. Thread states are read: call it only
+   while no thread state can be freed, that is with the GIL held, or while a thread that holds the
+   GIL is stuck in C code (as faulthandler does). */
+int dpdb_list_threads(uintptr_t holder, struct dpdb_gil_thread* threads, int capacity,
+                      unsigned long* holder_ident);
 
 #ifdef __cplusplus
 }

@@ -350,7 +350,7 @@ void Link::dispatch(const wire::Message& message) {
         type == "interrupt") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
-        if (type == "stacks_request") body["gil"] = take_gil_snapshot().to_json();
+        if (type == "stacks_request") body["gil"] = take_gil_snapshot().unresolved_json();
         {
             std::lock_guard<std::mutex> lock(mutex_);
             control_inbox_.push_back(Event{type, body.dump()});

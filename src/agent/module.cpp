@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "agent/faults.hpp"
+#include "agent/gil_state.hpp"
 #include "agent/link.hpp"
 
 namespace nb = nanobind;
@@ -125,6 +126,12 @@ NB_MODULE(_agent, m) {
     // now. Returns whether the thread was found.
     m.def("interrupt_thread", [](unsigned long ident) {
         return PyThreadState_SetAsyncExc(ident, PyExc_KeyboardInterrupt) == 1;
+    });
+    // Called with the GIL held, so that no thread state is freed while the list is read.
+    m.def("thread_of_gil_state", [](std::uintptr_t state) -> std::optional<unsigned long> {
+        const unsigned long ident = dpdb::agent::ident_of_thread_state(state);
+        if (ident == 0) return std::nullopt;
+        return ident;
     });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("after_fork_in_child",
