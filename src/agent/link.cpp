@@ -16,6 +16,7 @@
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
 #include "common/runtime_dir.hpp"
+#include "wire/openssl_lock.hpp"
 
 namespace dpdb::agent {
 namespace {
@@ -64,8 +65,17 @@ Link& Link::instance() {
 }
 
 Link::Link() {
-    pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
-                   [] { instance().mutex_.unlock(); });
+    // The link's own lock, then OpenSSL's calls (openssl_lock.hpp): a child must inherit neither
+    // held by a thread it does not have.
+    auto prepare = [] {
+        instance().mutex_.lock();
+        wire::openssl_mutex().lock();
+    };
+    auto after = [] {
+        wire::openssl_mutex().unlock();
+        instance().mutex_.unlock();
+    };
+    pthread_atfork(prepare, after, after);
 }
 
 bool Link::start(const std::string& address, const std::string& secret,

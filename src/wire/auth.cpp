@@ -5,8 +5,11 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <mutex>
 #include <stdexcept>
 #include <vector>
+
+#include "wire/openssl_lock.hpp"
 
 namespace dpdb::wire {
 namespace {
@@ -26,6 +29,7 @@ std::string to_hex(const unsigned char* data, std::size_t size) {
 
 std::string random_hex(std::size_t bytes) {
     std::vector<unsigned char> raw(bytes);
+    std::lock_guard<std::mutex> lock(openssl_mutex());
     if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
         throw std::runtime_error("the OS random generator failed");
     }
@@ -40,6 +44,7 @@ std::string handshake_mac(std::string_view secret, std::string_view role,
     text.append("|").append(binding);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_size = 0;
+    std::lock_guard<std::mutex> lock(openssl_mutex());
     if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
              reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac,
              &mac_size) == nullptr) {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "wire/openssl_lock.hpp"
 #include "wire/tls.hpp"
 
 namespace dpdb::wire {
@@ -71,28 +72,36 @@ class PlainTransport final : public Transport {
 };
 
 // OpenSSL allows no concurrent calls on one SSL object, yet the agent reads on its I/O thread
-// while Python threads write. So the socket is non-blocking, every SSL call holds ssl_mutex_, and
-// the waiting (poll) happens outside the lock.
+// while Python threads write. So the socket is non-blocking, every OpenSSL call holds
+// openssl_mutex() (which also lets a fork wait for them), and the waiting (poll) happens outside
+// the lock.
 class TlsTransport final : public Transport {
   public:
     TlsTransport(int fd, const std::string& server_name, const std::string& pinned) : fd_(fd) {
-        ctx_ = SSL_CTX_new(TLS_client_method());
-        if (ctx_ == nullptr) throw std::runtime_error("TLS: " + tls_error());
-        SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-        // The hub is authenticated by the channel-bound HMAC handshake (and by the pinned
-        // fingerprint when given), not by a certificate authority.
-        SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
-        ssl_ = SSL_new(ctx_);
-        SSL_set_fd(ssl_, fd_);
-        SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-        SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+        {
+            std::lock_guard<std::mutex> lock(openssl_mutex());
+            ctx_ = SSL_CTX_new(TLS_client_method());
+            if (ctx_ == nullptr) throw std::runtime_error("TLS: " + tls_error());
+            SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+            // The hub is authenticated by the channel-bound HMAC handshake (and by the pinned
+            // fingerprint when given), not by a certificate authority.
+            SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+            ssl_ = SSL_new(ctx_);
+            SSL_set_fd(ssl_, fd_);
+            SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+            SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+        }
         ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(kTlsHandshakeTimeoutMs);
         for (;;) {
-            const int rc = SSL_connect(ssl_);
-            if (rc == 1) break;
-            const int error = SSL_get_error(ssl_, rc);
+            int error = 0;
+            {
+                std::lock_guard<std::mutex> lock(openssl_mutex());
+                const int rc = SSL_connect(ssl_);
+                if (rc != 1) error = SSL_get_error(ssl_, rc);
+            }
+            if (error == 0) break;
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   deadline - std::chrono::steady_clock::now())
                                   .count();
@@ -105,15 +114,20 @@ class TlsTransport final : public Transport {
             }
         }
         if (!pinned.empty()) {
-            X509* cert = SSL_get1_peer_certificate(ssl_);
-            const std::string actual = cert != nullptr ? fingerprint(cert) : "none";
-            X509_free(cert);
+            std::string actual = "none";
+            {
+                std::lock_guard<std::mutex> lock(openssl_mutex());
+                X509* cert = SSL_get1_peer_certificate(ssl_);
+                if (cert != nullptr) actual = fingerprint(cert);
+                X509_free(cert);
+            }
             if (actual != pinned) {
                 release();
                 throw std::runtime_error("the hub's certificate is " + actual +
                                          ", not the pinned " + pinned);
             }
         }
+        std::lock_guard<std::mutex> lock(openssl_mutex());
         binding_ = channel_binding(ssl_);
     }
 
@@ -124,7 +138,7 @@ class TlsTransport final : public Transport {
             int rc = 0;
             int error = 0;
             {
-                std::lock_guard<std::mutex> lock(ssl_mutex_);
+                std::lock_guard<std::mutex> lock(openssl_mutex());
                 if (ssl_ == nullptr) throw std::runtime_error("connection closed");
                 rc = SSL_read(ssl_, buffer, static_cast<int>(size));
                 if (rc > 0) return static_cast<std::size_t>(rc);
@@ -145,7 +159,7 @@ class TlsTransport final : public Transport {
             int rc = 0;
             int error = 0;
             {
-                std::lock_guard<std::mutex> lock(ssl_mutex_);
+                std::lock_guard<std::mutex> lock(openssl_mutex());
                 if (ssl_ == nullptr) return false;
                 rc = SSL_write(ssl_, data, static_cast<int>(size));
                 if (rc > 0) {
@@ -179,7 +193,7 @@ class TlsTransport final : public Transport {
 
   private:
     void release() {
-        std::lock_guard<std::mutex> lock(ssl_mutex_);
+        std::lock_guard<std::mutex> lock(openssl_mutex());
         if (ssl_ != nullptr) SSL_free(ssl_);
         if (ctx_ != nullptr) SSL_CTX_free(ctx_);
         if (fd_ >= 0) ::close(fd_);
@@ -191,7 +205,6 @@ class TlsTransport final : public Transport {
     int fd_;
     SSL_CTX* ctx_ = nullptr;
     SSL* ssl_ = nullptr;
-    std::mutex ssl_mutex_;
     std::string binding_;
 };
 
