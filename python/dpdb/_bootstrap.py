@@ -60,12 +60,10 @@ def _ctrl_c_pauses():
         return
 
     def pause(signum, frame):
-        import threading
-
         import dpdb
         from dpdb import _console
 
-        if threading.get_ident() in _console._running.values():
+        if _console.runs_a_command():
             return  # a debugger command runs here: the client interrupts it (KeyboardInterrupt)
         dpdb._set_trace_at(frame, "Program interrupted by Ctrl-C. (Use 'c' to resume.)")
 

@@ -45,6 +45,11 @@ class WaitPolicy:
 _running = {}
 
 
+def runs_a_command():
+    """Whether the calling thread runs a command a client sent to its session."""
+    return threading.get_ident() in _running.values()
+
+
 def interrupt(sid):
     """Ctrl-C at the client while session `sid` runs a command: KeyboardInterrupt in its thread,
     which pdb's command loop reports ("--KeyboardInterrupt--") before prompting again. A thread

@@ -71,11 +71,9 @@ void GilSnapshot::resolve() {
 }
 
 unsigned long ident_of_thread_state(std::uintptr_t state) {
-    GilSnapshot snapshot;
-    snapshot.known = true;
-    snapshot.holder_state = state;
-    snapshot.resolve();
-    return snapshot.holder;
+    unsigned long ident = 0;
+    dpdb_list_threads(state, nullptr, 0, &ident);
+    return ident;
 }
 
 wire::Json GilSnapshot::unresolved_json() const {

@@ -4,9 +4,11 @@
    thread's state while it changes may give a stale answer; thread states are only read where
    none can be freed meanwhile (see dpdb_list_threads). */
 #define Py_BUILD_CORE_MODULE 1
-#include "agent/gil_view.h"
-
+/* Python.h comes before every other header, as CPython requires. */
+/* clang-format off */
 #include <Python.h>
+#include "agent/gil_view.h"
+/* clang-format on */
 
 /* Checked against the internal headers of 3.9 to 3.13 only; a free-threaded build has no GIL. */
 #if PY_VERSION_HEX >= 0x030E0000 || defined(Py_GIL_DISABLED)
@@ -32,7 +34,6 @@ int dpdb_list_threads(uintptr_t holder, struct dpdb_gil_thread* threads, int cap
 #else
 #include "internal/pycore_runtime.h"
 #endif
-#include "agent/gil_view.h"
 #include "internal/pycore_gil.h"
 
 static struct _gil_runtime_state* main_gil(void) {
