@@ -1,4 +1,5 @@
 // The binding: dpdb._agent, a thin face over the Link. Every call that may block releases the GIL.
+#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -27,15 +28,26 @@ bool interpreter_finalizing() {
 #endif
 }
 
+[[noreturn]] void park_forever() {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 // Runs f with the GIL released. A thread that comes back while the interpreter is finalizing
 // never takes the GIL again: CPython would end it with pthread_exit, whose unwinding through
-// C++ frames (nanobind's, a destructor) aborts the process. The process is exiting anyway.
+// C++ frames (nanobind's catches every exception) crashes the process. The process is exiting
+// anyway, so the thread parks. Finalisation may also begin while the thread waits for the GIL:
+// then the unwinding starts inside PyEval_RestoreThread, and is stopped here, where the thread
+// parks without ever leaving the handler (leaving it would terminate the process).
 template <typename F>
 auto without_gil(F&& f) {
     PyThreadState* saved = PyEval_SaveThread();
     auto park_if_finalizing = [saved] {
-        while (interpreter_finalizing()) std::this_thread::sleep_for(std::chrono::hours(1));
-        PyEval_RestoreThread(saved);
+        if (interpreter_finalizing()) park_forever();
+        try {
+            PyEval_RestoreThread(saved);
+        } catch (abi::__forced_unwind&) {
+            park_forever();
+        }
     };
     if constexpr (std::is_void_v<decltype(f())>) {
         f();
