@@ -26,7 +26,9 @@ def start():
     from dpdb import _debugger, _engine  # noqa: F401
 
     _report_faults()
-    threading.Thread(target=_Control().run, name="dpdb-control", daemon=True).start()
+    control = threading.Thread(target=_Control().run, name="dpdb-control", daemon=True)
+    control.start()
+    _agent.name_own_thread(control.ident, "control")
 
 
 def _report_faults():

@@ -5,6 +5,7 @@ import os
 import socket
 import sys
 import threading
+import warnings
 
 from dpdb import _agent
 
@@ -112,7 +113,52 @@ def refresh():
         _agent.update_process(json.dumps(describe()))
 
 
+# CPython 3.12+ warns, after fork() or forkpty(), when the process has more than one thread, by
+# counting every thread of the process: the agent's own would make every program that forks warn.
+# Before each fork we decide whether the program has a thread of its own; if not, a filter for
+# this process's warning stays until the next fork decides again (3.13 warns after the
+# after_in_parent hooks ran, so it cannot go then).
+_FORK_WARNING = r"This process \(pid=%d\) is multi-threaded, use of (fork|forkpty)\(\)"
+_our_fork_warning_filter = None
+
+
+def _only_our_threads_besides(tid):
+    """Whether every thread of this process but `tid` is one of the agent's (named dpdb-*)."""
+    try:
+        for task in os.listdir("/proc/self/task"):
+            if int(task) != tid:
+                with open("/proc/self/task/%s/comm" % task) as comm:
+                    if not comm.read().startswith("dpdb-"):
+                        return False
+    except (OSError, ValueError):
+        return False  # a thread that ended as we looked, or no /proc: CPython decides
+    return True
+
+
+def _drop_fork_warning_filter():
+    global _our_fork_warning_filter
+    if _our_fork_warning_filter is not None:
+        try:
+            warnings.filters.remove(_our_fork_warning_filter)
+        except ValueError:
+            pass  # the program reset its filters since
+        _our_fork_warning_filter = None
+
+
+def _decide_fork_warning():
+    global _our_fork_warning_filter
+    _drop_fork_warning_filter()
+    if sys.version_info >= (3, 12) and _agent.started() and _only_our_threads_besides(
+            threading.get_native_id()):
+        warnings.filterwarnings("ignore", _FORK_WARNING % os.getpid(), DeprecationWarning)
+        _our_fork_warning_filter = warnings.filters[0]
+
+
+os.register_at_fork(before=_decide_fork_warning)
+
+
 def _after_fork_in_child():
+    _drop_fork_warning_filter()
     if _agent.started():
         _agent.after_fork_in_child(json.dumps(describe()))
         from dpdb import _control

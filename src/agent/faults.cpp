@@ -14,6 +14,7 @@
 
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
+#include "agent/own_threads.hpp"
 #include "wire/message.hpp"
 
 namespace dpdb::agent {
@@ -177,7 +178,7 @@ int dump_pipe() {
         g_pipe_pid = ::getpid();
         g_crash_reported = false;
         g_in_crash = false;
-        std::thread(read_dumps, fds[0]).detach();
+        start_own_thread("dumps", [fd = fds[0]] { read_dumps(fd); });
     }
     return g_pipe_write;
 }

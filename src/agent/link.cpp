@@ -15,6 +15,7 @@
 
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
+#include "agent/own_threads.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/openssl_lock.hpp"
 
@@ -112,7 +113,7 @@ bool Link::started() const {
 }
 
 void Link::start_thread_locked() {
-    std::thread(&Link::run_io, this, generation_).detach();
+    start_own_thread("io", [this, generation = generation_] { run_io(generation); });
 }
 
 void Link::update_process(const std::string& proc_json) {
@@ -368,10 +369,10 @@ void Link::dispatch(const wire::Message& message) {
         }
         if (type == "stacks_request") {
             // If Python cannot answer (a thread holds the GIL), the stacks are read without it.
-            std::thread([req = message.num("req")] {
+            start_own_thread("stacks", [req = message.num("req")] {
                 std::this_thread::sleep_for(kPythonAnswerWait);
                 answer_stacks_natively(req);
-            }).detach();
+            });
         }
         return;
     }

@@ -12,6 +12,7 @@
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
+#include "agent/own_threads.hpp"
 
 namespace nb = nanobind;
 using dpdb::agent::Link;
@@ -144,6 +145,10 @@ NB_MODULE(_agent, m) {
         const unsigned long ident = dpdb::agent::ident_of_thread_state(state);
         if (ident == 0) return std::nullopt;
         return ident;
+    });
+    // `ident` is threading's ident of a thread: its pthread_t.
+    m.def("name_own_thread", [](unsigned long ident, const std::string& role) {
+        dpdb::agent::name_own_thread(static_cast<pthread_t>(ident), role.c_str());
     });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("after_fork_in_child",

@@ -78,3 +78,19 @@ def test_child_registers_and_stops(dpdb, kind):
                          r"main done: (\S+)")[2]
     assert outcome.group(1) in ("0", "daemon", "pool")
     finish(child, 0)
+
+
+def test_the_agents_threads_do_not_make_fork_warn(dpdb):
+    """CPython 3.12+ warns at fork() when the process has other threads, counting the agent's;
+    dpdb hides the warning only when every other thread is its own."""
+    child = dpdb.spawn("dpdb", "run", program("fork_warning.py"))
+    child.expect(r"python \((\d+), (\d+)\)")
+    version = (int(child.match.group(1)), int(child.match.group(2)))
+    output = child.before
+    assert "alone forked quietly" in output, output
+    if version >= (3, 12):
+        # With a thread of the program's own, the fork warns exactly as without dpdb.
+        assert "with a thread warned: This process" in output, output
+    else:
+        assert "with a thread forked quietly" in output, output
+    finish(child)
