@@ -63,8 +63,10 @@ def _ctrl_c_pauses():
         import dpdb
         from dpdb import _console
 
-        if _console.runs_a_command():
-            return  # a debugger command runs here: the client interrupts it (KeyboardInterrupt)
+        if _console.in_a_session():
+            # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or
+            # comes back to a session the user detached from).
+            return
         dpdb._set_trace_at(frame, "Program interrupted by Ctrl-C. (Use 'c' to resume.)")
 
     signal.signal(signal.SIGINT, pause)

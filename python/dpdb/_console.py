@@ -45,9 +45,13 @@ class WaitPolicy:
 _running = {}
 
 
-def runs_a_command():
-    """Whether the calling thread runs a command a client sent to its session."""
-    return threading.get_ident() in _running.values()
+# Open sessions: session id -> the ident of the paused thread. Changed and read with the GIL held.
+_open = {}
+
+
+def in_a_session():
+    """Whether the calling thread is paused in a session (at its prompt, or running a command)."""
+    return threading.get_ident() in _open.values()
 
 
 def interrupt(sid):
@@ -84,6 +88,7 @@ class SessionConsole:
         _process.refresh()
         if self.sid is None:
             self.sid = _agent.open_session(json.dumps(info))
+            _open[self.sid] = threading.get_ident()
             self.attached = False
             self._announce_wait(info)
         else:
@@ -93,6 +98,7 @@ class SessionConsole:
         if self.sid is None:
             return
         _running.pop(self.sid, None)
+        _open.pop(self.sid, None)
         if self._pending and not self._pending[-1].endswith("\n"):
             self._pending.append("\n")  # the last words before resuming are whole lines
         self.flush()

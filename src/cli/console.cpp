@@ -84,8 +84,13 @@ void Console::check_interrupt() {
         channel_.send(wire::make("interrupt", {{"sid", attached_}}));
         return;
     }
-    // Under dpdb run the terminal's SIGINT reached the program too, which pauses itself.
-    if (options_.follow == Follow::Run) return;
+    // Under dpdb run the terminal's SIGINT reached the program too, which pauses itself; and the
+    // sessions the user detached from are offered again, the way back without another terminal.
+    if (options_.follow == Follow::Run) {
+        declined_.clear();
+        if (attach_requested_ == 0) attach_next_waiting();
+        return;
+    }
     status_ = 130;
     done_ = true;
 }
@@ -291,8 +296,11 @@ void Console::handle(const wire::Message& message) {
         if (reason == "detached" && switch_to_ != 0) {
             say("session " + std::to_string(sid) + " stays paused");
         } else if (reason == "detached") {
-            say("detached from session " + std::to_string(sid) +
-                "; it stays paused (`dpdb attach " + std::to_string(sid) + "` to come back)");
+            const std::string elsewhere = "`dpdb attach " + std::to_string(sid) + "`";
+            say("detached from session " + std::to_string(sid) + "; it stays paused (" +
+                (options_.follow == Follow::Run ? "Ctrl-C here or " + elsewhere + " elsewhere"
+                                                : elsewhere) +
+                " to come back)");
         } else {
             say("session " + std::to_string(sid) + " " + reason);
         }

@@ -69,8 +69,8 @@ def test_detach_command_leaves_session_paused_and_another_terminal_attaches(dpdb
     run.sendline("!history.append('from the first client')")
     run.expect(PROMPT)
     run.sendline("detach")
-    run.expect(r"detached from session %d; it stays paused \(`dpdb attach %d` to come back\)"
-               % (sid, sid))
+    run.expect(r"detached from session %d; it stays paused \(Ctrl-C here or `dpdb attach %d` "
+               r"elsewhere to come back\)" % (sid, sid))
     check_still_paused(dpdb, sid, pid)
 
     other = attach(dpdb, sid)
@@ -80,6 +80,21 @@ def test_detach_command_leaves_session_paused_and_another_terminal_attaches(dpdb
     other.sendline("!history.clear()")
     other.expect(PROMPT)
     continue_to_end(other, sid, run)
+
+
+def test_ctrl_c_in_the_run_terminal_comes_back_to_a_detached_session(dpdb):
+    run = dpdb.spawn("dpdb", "run", PROGRAM)
+    sid, pid = first_stop(run)
+    run.sendline("detach")
+    run.expect(r"detached from session %d; it stays paused" % sid)
+    check_still_paused(dpdb, sid, pid)
+    run.sendintr()
+    run.expect(r"attached to session %d: pid %d" % (sid, pid))
+    run.expect(PROMPT)
+    run.sendline("p first")
+    run.expect("'first stop'")
+    run.expect(PROMPT)
+    continue_to_end(run, sid)
 
 
 def test_ctrl_d_detaches_and_attach_comes_back(dpdb):
