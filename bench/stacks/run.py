@@ -6,19 +6,14 @@ time of the whole `dpdb stacks --json` command, process start included."""
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def dpdb_executable():
-    beside = os.path.join(os.path.dirname(sys.executable), "dpdb")
-    return beside if os.access(beside, os.X_OK) else shutil.which("dpdb")
+sys.path.insert(0, os.path.dirname(HERE))
+from dpdb_bench import dpdb_executable, private_environment  # noqa: E402
 
 
 def main():
@@ -27,14 +22,11 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     dpdb = dpdb_executable()
-    if not dpdb:
-        sys.exit("no dpdb executable beside %s or on PATH" % sys.executable)
-    runtime = tempfile.mkdtemp(prefix="dpdb-bench-")
-    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
-    env.pop("DPDB_HUB", None)
-    # `dpdb run` starts the script with the python3 found on PATH: this interpreter's directory
-    # comes first.
-    env["PATH"] = os.path.dirname(sys.executable) + ":" + env["PATH"]
+    with private_environment() as env:
+        measure(dpdb, env, args)
+
+
+def measure(dpdb, env, args):
     job = subprocess.Popen([dpdb, "run", os.path.join(HERE, "job.py"),
                             str(args.processes)], env=env, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, start_new_session=True)
@@ -69,7 +61,6 @@ def main():
         if job.poll() is None:
             os.killpg(job.pid, 9)
             job.wait()
-        shutil.rmtree(runtime, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,15 +14,16 @@ The `dpdb` executable beside the interpreter (or on PATH) is used. Needs pexpect
 import argparse
 import os
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 import pexpect
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from dpdb_bench import dpdb_executable, private_environment  # noqa: E402
+
 PROGRAM = os.path.join(HERE, "program.py")
 PROMPT = re.compile(r"\(Pdb\) ")
 
@@ -33,11 +34,6 @@ def stop_line():
             if "# STOP_LINE" in text:
                 return number
     raise SystemExit("no STOP_LINE in " + PROGRAM)
-
-
-def dpdb_executable():
-    beside = os.path.join(os.path.dirname(sys.executable), "dpdb")
-    return beside if os.access(beside, os.X_OK) else shutil.which("dpdb")
 
 
 def one_run(command, env, stops):
@@ -77,12 +73,12 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     dpdb = dpdb_executable()
-    if not dpdb:
-        sys.exit("no dpdb executable beside %s or on PATH" % sys.executable)
-    runtime = tempfile.mkdtemp(prefix="dpdb-bench-")
-    env = dict(os.environ, XDG_RUNTIME_DIR=runtime, PYTHONUNBUFFERED="1")
-    for name in ("DPDB_HUB", "PYTHONBREAKPOINT"):
-        env.pop(name, None)
+    with private_environment(PYTHONUNBUFFERED="1") as env:
+        env.pop("PYTHONBREAKPOINT", None)
+        measure(dpdb, env, args)
+
+
+def measure(dpdb, env, args):
     total = args.stops + 1  # the loop runs once more after the last measured stop
     commands = {
         "pdb": [sys.executable, PROGRAM, str(total)],
@@ -103,7 +99,6 @@ def main():
     pdb_stop = summary(results["pdb"][1])[0]
     dpdb_stop = summary(results["dpdb"][1])[0]
     print("dpdb stop / pdb stop: %.2fx" % (dpdb_stop / pdb_stop))
-    shutil.rmtree(runtime, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -82,12 +82,18 @@ def test_detach_command_leaves_session_paused_and_another_terminal_attaches(dpdb
     continue_to_end(other, sid, run)
 
 
-def test_ctrl_c_in_the_run_terminal_comes_back_to_a_detached_session(dpdb):
+def run_and_detach(dpdb, detach):
+    """`dpdb run` at its first stop, detached from it by detach(run); (run, sid, pid)."""
     run = dpdb.spawn("dpdb", "run", PROGRAM)
     sid, pid = first_stop(run)
-    run.sendline("detach")
+    detach(run)
     run.expect(r"detached from session %d; it stays paused" % sid)
     check_still_paused(dpdb, sid, pid)
+    return run, sid, pid
+
+
+def test_ctrl_c_in_the_run_terminal_comes_back_to_a_detached_session(dpdb):
+    run, sid, pid = run_and_detach(dpdb, lambda run: run.sendline("detach"))
     run.sendintr()
     run.expect(r"attached to session %d: pid %d" % (sid, pid))
     run.expect(PROMPT)
@@ -98,12 +104,8 @@ def test_ctrl_c_in_the_run_terminal_comes_back_to_a_detached_session(dpdb):
 
 
 def test_ctrl_d_detaches_and_attach_comes_back(dpdb):
-    run = dpdb.spawn("dpdb", "run", PROGRAM)
-    sid, pid = first_stop(run)
-    run.sendcontrol("d")
-    run.expect(r"detached from session %d; it stays paused" % sid)
-    check_still_paused(dpdb, sid, pid)
-    # The run's own terminal does not take it back by itself; `dpdb attach` there does.
+    run, sid, pid = run_and_detach(dpdb, lambda run: run.sendcontrol("d"))
+    # The run's own terminal does not take it back by itself; `dpdb attach` elsewhere does.
     other = attach(dpdb, sid)
     other.sendcontrol("d")
     other.expect(r"detached from session %d" % sid)
