@@ -562,6 +562,31 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
         if (info->patched) {
             result = info->patched;
             remember_origin(result, orig);
+        } else if (info->needs_trace && !info->all_lines) {
+            // The gate's copy must fit the frames of `base`; a function's own frames can grow.
+            std::vector<int> lines;
+            if (code_lines(base, lines) < 0) return -1;
+            lines.erase(std::remove_if(lines.begin(), lines.end(),
+                                       [info](int line) { return !info->is_bp_line(line); }),
+                        lines.end());
+            Patch* patch = nullptr;
+            PyObject* grown = lines.empty() ? nullptr : build_patched(base, lines, &patch, true);
+            if (!grown && PyErr_Occurred()) return -1;
+            CodeInfo* ginfo = grown ? code_info(grown) : nullptr;
+            if (grown && !ginfo) {
+                delete patch;
+                Py_DECREF(grown);
+                return -1;
+            }
+            result = nullptr;
+            if (grown) {
+                ginfo->patch.reset(patch);
+                ++st.patched;
+                remember_origin(grown, orig);
+                Py_DECREF(grown);  // g_origin keeps it
+                if (prepare(grown, ginfo) < 0) return -1;
+                if (!ginfo->needs_trace) result = grown;
+            }
         } else if (info->needs_trace) {
             result = nullptr;
         }
