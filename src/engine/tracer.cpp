@@ -422,7 +422,8 @@ void install_gate(bool on) {
 
 bool g_swap_allowed = true;
 bool g_audit_hook = false;
-bool g_in_swap_code = false;  // our own code.replace and __code__ writes raise audit events
+bool g_in_swap_code = false;       // our own code.replace and __code__ writes raise audit events
+bool g_functions_swapped = false;  // some function may hold a copy: a restore has work to do
 // Generation of the breakpoint-only mode (gate or swap) in force, 0 outside it.
 std::uint64_t g_bp_mode_generation = 0;
 std::int64_t g_rescan_due = 0;  // steady clock, ns
@@ -503,7 +504,8 @@ PyObject* replace_consts(PyObject* code, PyObject* consts) {
     return copy;
 }
 
-// What functions of the original `orig` should run this generation (see g_want); *found is
+// What functions of the original `orig` should run this generation (see g_want), as a new
+// reference (Python code run meanwhile may set breakpoints, which empties g_want); *found is
 // false when that is not known yet and `compute` is false. Returns -1 with an exception set.
 int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
     State& st = state();
@@ -515,6 +517,7 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
     *found = it != g_want.end();
     if (*found) {
         *want = it->second;
+        Py_XINCREF(*want);
         return 0;
     }
     *want = nullptr;
@@ -534,16 +537,21 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
             return -1;
         }
         if (!child_want) patchable = false;
-        if (!child_want || child_want == child) continue;
+        if (!child_want || child_want == child) {
+            Py_XDECREF(child_want);
+            continue;
+        }
         if (!fresh) {
             fresh = PyTuple_New(n);
-            if (!fresh) return -1;
+            if (!fresh) {
+                Py_DECREF(child_want);
+                return -1;
+            }
             for (Py_ssize_t j = 0; j < n; ++j) {
                 Py_INCREF(PyTuple_GET_ITEM(consts, j));
                 PyTuple_SET_ITEM(fresh, j, PyTuple_GET_ITEM(consts, j));
             }
         }
-        Py_INCREF(child_want);
         Py_SETREF(PyTuple_GET_ITEM(fresh, i), child_want);
     }
     PyObject* result = nullptr;
@@ -596,6 +604,7 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
     Py_INCREF(orig);
     Py_XINCREF(result);
     g_want[orig] = result;
+    Py_XINCREF(result);
     *want = result;
     return 0;
 }
@@ -609,12 +618,13 @@ bool swap_frame_ok(PyObject* code) {
         if (!info) return false;
         if (!info->in_bp_file) return true;
     }
-    PyObject* want;
+    PyObject* want = nullptr;
     bool found;
     if (want_of(orig, false, &want, &found) < 0) {
         PyErr_Clear();
         return false;
     }
+    Py_XDECREF(want);
     return found && want == code;
 }
 
@@ -660,6 +670,7 @@ PyObject* heap_objects() {
 int set_function_code(PyObject* function, PyObject* code) {
     if (PyObject_SetAttrString(function, "__code__", code) < 0) return -1;
     ++state().swapped;
+    g_functions_swapped = true;
     return 0;
 }
 
@@ -677,21 +688,28 @@ int swap_fix(PyObject* objects, PyObject* pending) {
             if (!info) return -1;
             if (!info->in_bp_file) continue;
         }
-        PyObject* want;
+        PyObject* want = nullptr;
         bool found;
         if (want_of(orig, true, &want, &found) < 0) return -1;
         // A tree the checks cannot cover: the gate serves it, from the original.
-        if (!want) want = orig;
-        if (want != code && set_function_code(o, want) < 0) return -1;
+        int rc = 0;
+        if (!want) {
+            if (orig != code) rc = PyObject_SetAttrString(o, "__code__", orig);
+        } else {
+            if (want != code) rc = set_function_code(o, want);
+            Py_DECREF(want);
+        }
+        if (rc < 0) return -1;
     }
     int rc = 0;
     for_each_live_code(objects, pending, [&rc](PyObject* code) {
         if (rc < 0) return;
         PyObject* orig = original_of(code);
         CodeInfo* info = code_info(orig);
-        PyObject* want;
+        PyObject* want = nullptr;
         bool found;
         if (!info || (info->in_bp_file && want_of(orig, true, &want, &found) < 0)) rc = -1;
+        if (rc == 0 && info->in_bp_file) Py_XDECREF(want);
     });
     return rc;
 }
@@ -714,9 +732,10 @@ Verdict swap_verify(PyObject* objects, PyObject* pending) {
             }
             if (!info->in_bp_file) continue;
         }
-        PyObject* want;
+        PyObject* want = nullptr;
         bool found;
         if (want_of(orig, false, &want, &found) < 0) PyErr_Clear();
+        Py_XDECREF(want);
         if (!found || (want && want != code))
             verdict = Verdict::kUnknown;
         else if (!want)
@@ -726,13 +745,14 @@ Verdict swap_verify(PyObject* objects, PyObject* pending) {
     for_each_live_code(objects, pending, [&verdict](PyObject* code) {
         if (verdict == Verdict::kUnsafe || swap_frame_ok(code)) return;
         PyObject* orig = original_of(code);
-        PyObject* want;
+        PyObject* want = nullptr;
         bool found;
         if (orig == code && !peek_info(code)) {
             verdict = Verdict::kUnknown;
             return;
         }
         if (want_of(orig, false, &want, &found) < 0) PyErr_Clear();
+        Py_XDECREF(want);
         verdict = found ? Verdict::kUnsafe : Verdict::kUnknown;
     });
     return verdict;
@@ -807,7 +827,7 @@ int swap_scan(PyObject* pending, bool* safe) {
 
 // Gives every function its original code back and forgets the copies nothing else holds.
 int swap_restore() {
-    if (g_origin.empty()) return 0;
+    if (!g_functions_swapped) return 0;
     bool guard = g_in_swap_code;
     g_in_swap_code = true;
     PyObject* objects = heap_objects();
@@ -822,6 +842,7 @@ int swap_restore() {
     Py_XDECREF(objects);
     g_in_swap_code = guard;
     if (rc < 0) return -1;
+    g_functions_swapped = false;
     clear_want();
     g_want_generation = 0;
     std::vector<PyObject*> kept;
