@@ -97,6 +97,7 @@ struct State {
     bool swap = false;
     std::uint64_t swapped = 0;
     std::uint64_t swap_scans = 0;
+    std::string swap_blocker;  // why the last scan left swap mode off
 };
 
 State& state();

@@ -59,6 +59,7 @@ NB_MODULE(_engine_native, m) {
         d["swap"] = st.swap;
         d["swapped"] = st.swapped;
         d["swap_scans"] = st.swap_scans;
+        d["swap_blocker"] = st.swap_blocker;
         return d;
     });
 }

@@ -630,6 +630,16 @@ bool swap_frame_ok(PyObject* code) {
 
 enum class Verdict { kSafe, kUnsafe, kUnknown };
 
+// Names the code that keeps swap mode off, for stats() (and whoever wonders why).
+void note_blocker(const char* what, PyObject* code) {
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    const char* file = PyUnicode_AsUTF8(co->co_filename);
+    const char* name = PyUnicode_AsUTF8(co->co_name);
+    if (!file || !name) PyErr_Clear();
+    state().swap_blocker = std::string(what) + " " + (name ? name : "?") + " (" +
+                           (file ? file : "?") + ":" + std::to_string(co->co_firstlineno) + ")";
+}
+
 // The codes of every frame that may still run: each thread's stack (including frames that have
 // not started yet), suspended generators and coroutines, and `pending` (a frame the gate is
 // about to start).
@@ -736,10 +746,12 @@ Verdict swap_verify(PyObject* objects, PyObject* pending) {
         bool found;
         if (want_of(orig, false, &want, &found) < 0) PyErr_Clear();
         Py_XDECREF(want);
-        if (!found || (want && want != code))
+        if (!found || (want && want != code)) {
             verdict = Verdict::kUnknown;
-        else if (!want)
+        } else if (!want) {
             verdict = Verdict::kUnsafe;
+            note_blocker("function whose checks cannot be compiled in:", orig);
+        }
     }
     if (verdict != Verdict::kSafe) return verdict;
     for_each_live_code(objects, pending, [&verdict](PyObject* code) {
@@ -754,6 +766,7 @@ Verdict swap_verify(PyObject* objects, PyObject* pending) {
         if (want_of(orig, false, &want, &found) < 0) PyErr_Clear();
         Py_XDECREF(want);
         verdict = found ? Verdict::kUnsafe : Verdict::kUnknown;
+        if (found) note_blocker("frame or generator running", code);
     });
     return verdict;
 }
@@ -776,6 +789,7 @@ void schedule_rescan(bool first) {
 int swap_scan(PyObject* pending, bool* safe) {
     *safe = false;
     ++state().swap_scans;
+    state().swap_blocker.clear();
     // gc.get_objects() does not list what gc.freeze() moved to the permanent generation.
     PyObject* gc = PyImport_ImportModule("gc");
     PyObject* frozen = gc ? PyObject_CallMethod(gc, "get_freeze_count", nullptr) : nullptr;
@@ -785,6 +799,7 @@ int swap_scan(PyObject* pending, bool* safe) {
     Py_DECREF(frozen);
     if (frozen_count != 0) {
         PyErr_Clear();
+        state().swap_blocker = "gc.freeze()";
         return 0;
     }
     bool guard = g_in_swap_code;
