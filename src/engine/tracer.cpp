@@ -948,9 +948,19 @@ int reconfigure_swap(bool gate) {
         return gate ? 0 : swap_restore();
     }
     // Staying in breakpoint-only mode with the same breakpoints (a continue after a stop): swap
-    // mode stays, and the gate waits for its rescan; anything else scans now.
+    // mode stays, and the gate waits for its rescan.
     if (g_bp_mode_generation == st.generation) {
         install_gate(!g_swap);
+        return 0;
+    }
+    // Breakpoints changed in breakpoint-only mode: the gate serves them at once (it handles the
+    // copies functions hold) and the scan waits for the rescan, so that a burst of changes (a
+    // pause sets a breakpoint on every line of every stack) costs no scan each.
+    if (g_bp_mode_generation != 0) {
+        g_bp_mode_generation = st.generation;
+        set_swap(false);
+        install_gate(true);
+        schedule_rescan(true);
         return 0;
     }
     g_bp_mode_generation = st.generation;
