@@ -422,7 +422,9 @@ void install_gate(bool on) {
 
 bool g_swap_allowed = true;
 bool g_audit_hook = false;
-bool g_in_swap_code = false;       // our own code.replace and __code__ writes raise audit events
+// Our own code.replace and __code__ writes raise audit events; per thread, as scans in two
+// threads may interleave wherever one runs Python code.
+thread_local bool g_in_swap_code = false;
 bool g_functions_swapped = false;  // some function may hold a copy: a restore has work to do
 // Generation of the breakpoint-only mode (gate or swap) in force, 0 outside it.
 std::uint64_t g_bp_mode_generation = 0;
@@ -449,11 +451,12 @@ std::int64_t steady_ns() {
 }
 
 void clear_want() {
-    for (auto& [orig, want] : g_want) {
+    std::unordered_map<PyObject*, PyObject*> old;
+    old.swap(g_want);
+    for (auto& [orig, want] : old) {
         Py_DECREF(orig);
         Py_XDECREF(want);
     }
-    g_want.clear();
 }
 
 void remember_origin(PyObject* copy, PyObject* orig) {
@@ -522,7 +525,11 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
     }
     *want = nullptr;
     if (!compute) return 0;
-    *found = true;
+    // Held to the end: another thread may drop the function's reference while this one runs
+    // Python code (canonic file names, audit hooks), and may change breakpoints, which makes
+    // what is computed here stale.
+    const std::uint64_t generation = st.generation;
+    Py_INCREF(orig);
     PyObject* consts = reinterpret_cast<PyCodeObject*>(orig)->co_consts;
     const Py_ssize_t n = PyTuple_GET_SIZE(consts);
     PyObject* fresh = nullptr;  // co_consts with the children's copies
@@ -534,7 +541,14 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
         bool child_found;
         if (want_of(child, true, &child_want, &child_found) < 0) {
             Py_XDECREF(fresh);
+            Py_DECREF(orig);
             return -1;
+        }
+        if (!child_found) {  // the breakpoints changed meanwhile
+            Py_XDECREF(fresh);
+            Py_DECREF(orig);
+            *found = false;
+            return 0;
         }
         if (!child_want) patchable = false;
         if (!child_want || child_want == child) {
@@ -545,6 +559,7 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
             fresh = PyTuple_New(n);
             if (!fresh) {
                 Py_DECREF(child_want);
+                Py_DECREF(orig);
                 return -1;
             }
             for (Py_ssize_t j = 0; j < n; ++j) {
@@ -554,8 +569,14 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
         }
         Py_SETREF(PyTuple_GET_ITEM(fresh, i), child_want);
     }
+    // The code for functions of `orig`, borrowed (g_origin or `orig` keeps it); null when the
+    // checks cannot cover the tree.
     PyObject* result = nullptr;
-    if (patchable) {
+    auto build = [&]() -> int {
+        if (!patchable) {
+            Py_XDECREF(fresh);
+            return 0;
+        }
         PyObject* base = orig;
         if (fresh) {
             base = replace_consts(orig, fresh);
@@ -570,40 +591,51 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
         if (info->patched) {
             result = info->patched;
             remember_origin(result, orig);
-        } else if (info->needs_trace && !info->all_lines) {
-            // The gate's copy must fit the frames of `base`; a function's own frames can grow.
-            std::vector<int> lines;
-            if (code_lines(base, lines) < 0) return -1;
-            lines.erase(std::remove_if(lines.begin(), lines.end(),
-                                       [info](int line) { return !info->is_bp_line(line); }),
-                        lines.end());
-            Patch* patch = nullptr;
-            PyObject* grown = lines.empty() ? nullptr : build_patched(base, lines, &patch, true);
-            if (!grown && PyErr_Occurred()) return -1;
-            CodeInfo* ginfo = grown ? code_info(grown) : nullptr;
-            if (grown && !ginfo) {
-                delete patch;
-                Py_DECREF(grown);
-                return -1;
-            }
-            result = nullptr;
-            if (grown) {
-                ginfo->patch.reset(patch);
-                ++st.patched;
-                remember_origin(grown, orig);
-                Py_DECREF(grown);  // g_origin keeps it
-                if (prepare(grown, ginfo) < 0) return -1;
-                if (!ginfo->needs_trace) result = grown;
-            }
-        } else if (info->needs_trace) {
-            result = nullptr;
+            return 0;
         }
-    } else {
-        Py_XDECREF(fresh);
+        if (!info->needs_trace) return 0;
+        result = nullptr;
+        if (info->all_lines) return 0;
+        // The gate's copy must fit the frames of `base`; a function's own frames can grow.
+        std::vector<int> lines;
+        if (code_lines(base, lines) < 0) return -1;
+        lines.erase(std::remove_if(lines.begin(), lines.end(),
+                                   [info](int line) { return !info->is_bp_line(line); }),
+                    lines.end());
+        Patch* patch = nullptr;
+        PyObject* grown = lines.empty() ? nullptr : build_patched(base, lines, &patch, true);
+        if (!grown) return PyErr_Occurred() ? -1 : 0;
+        CodeInfo* ginfo = code_info(grown);
+        if (!ginfo) {
+            delete patch;
+            Py_DECREF(grown);
+            return -1;
+        }
+        ginfo->patch.reset(patch);
+        ++st.patched;
+        remember_origin(grown, orig);
+        Py_DECREF(grown);  // g_origin keeps it
+        if (prepare(grown, ginfo) < 0) return -1;
+        if (!ginfo->needs_trace) result = grown;
+        return 0;
+    };
+    if (build() < 0) {
+        Py_DECREF(orig);
+        return -1;
     }
-    Py_INCREF(orig);
-    Py_XINCREF(result);
-    g_want[orig] = result;
+    if (st.generation != generation) {
+        Py_DECREF(orig);
+        *found = false;
+        return 0;
+    }
+    *found = true;
+    auto [at, inserted] = g_want.emplace(orig, result);
+    if (inserted) {
+        Py_XINCREF(result);  // the map's; it keeps the reference to orig taken above
+    } else {
+        Py_DECREF(orig);  // a scan in another thread got there first
+        result = at->second;
+    }
     Py_XINCREF(result);
     *want = result;
     return 0;
@@ -701,6 +733,7 @@ int swap_fix(PyObject* objects, PyObject* pending) {
         PyObject* want = nullptr;
         bool found;
         if (want_of(orig, true, &want, &found) < 0) return -1;
+        if (!found) continue;  // breakpoints changed meanwhile: the check will say so
         // A tree the checks cannot cover: the gate serves it, from the original.
         int rc = 0;
         if (!want) {
