@@ -278,3 +278,31 @@ def test_patched_code_pickles():
 
     checker = _engine_native.dpdb_check_breakpoint
     assert pickle.loads(pickle.dumps(checker)) is checker
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+@pytest.mark.parametrize("load", ["source", "pyc"])
+def test_swap_mode_hands_a_later_import_to_the_gate(mode, load, tmp_path):
+    # Swap mode is on (nothing changed since the first stop) when the program imports a module
+    # holding a breakpoint: the audit hook ("compile" for source, "exec" for a .pyc) must hand
+    # over to the gate before the module's code runs, or late() would run unpatched.
+    import py_compile
+    import shutil
+
+    for name in ("swap.py", "swapmod.py", "swaplate.py"):
+        shutil.copy(os.path.join(PROGRAMS, name), str(tmp_path / name))
+    if load == "pyc":
+        py_compile.compile(str(tmp_path / "swaplate.py"), doraise=True,
+                           cfile=str(tmp_path / "__pycache__" / (
+                               "swaplate.%s.pyc" % sys.implementation.cache_tag)))
+    rc, out = run_driver("dpdb", str(tmp_path / "swap.py"), [
+        "b swapmod.py:4", "b swaplate.py:2", "c", STATS, "c", "c", STATS, "p x", "cl", "y", "c"],
+        engine=mode)
+    assert out.count("swapmod.py(4)hot()") == 2 and "swaplate.py(2)late()" in out, out
+    assert "(Pdb) 2\n" in out and out.rstrip().endswith("hot again 1"), out
+    before, after = stats_printed(out)
+    if mode == "native" and SWAP:
+        assert before["swap"] and not after["swap"], (before, after)
+    else:
+        assert not before["swap"] and not after["swap"], (before, after)
