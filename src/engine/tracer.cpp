@@ -169,6 +169,9 @@ PyObject* borrowed_code(PyFrameObject* frame) {
 
 int set_trace(PyThreadState* ts, bool on);
 int spring_trap(PyFrameObject* frame);
+#if PY_VERSION_HEX >= 0x030B0000
+int adopt_derived(PyObject* code, CodeInfo* info);
+#endif
 
 int tracer(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
     State& st = state();
@@ -188,6 +191,9 @@ int tracer(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
             PyObject* code = borrowed_code(frame);
             CodeInfo* info = code_info(code);
             if (!info) return -1;
+#if PY_VERSION_HEX >= 0x030B0000
+            if (info->in_bp_file && !info->patch && adopt_derived(code, info) < 0) return -1;
+#endif
             const Patch* patch = info->patch.get();
             if (patch) {
                 // The jump into a tail and back out of it: the original code has neither.
@@ -221,6 +227,9 @@ int set_trace(PyThreadState* ts, bool on) {
 // the tracer, and for an original holding breakpoints, its patched copy when one can be made.
 int prepare(PyObject* code, CodeInfo* info) {
     if (info->prepared) return 0;
+#if PY_VERSION_HEX >= 0x030B0000
+    if (info->in_bp_file && !info->patch && adopt_derived(code, info) < 0) return -1;
+#endif
     State& st = state();
     if (g_live_generation != st.generation) {
         for (PyObject* p : g_live_patches) Py_DECREF(p);
@@ -966,6 +975,74 @@ int audit_hook(const char* event, PyObject* args, void*) {
     }
     if (hit < 0) PyErr_Clear();
     if (hit != 0) swap_to_gate();
+    return 0;
+}
+
+// A code object made from a patched copy by the program (`f.__code__.replace(...)` while `f` is
+// swapped, or a frame's f_code) holds the tails without knowing them: the checker would do
+// nothing in it and the jump back from a tail would report its line a second time. It gets the
+// description of the copy it came from, with the program's own code minus the checks as its
+// original.
+int adopt_derived(PyObject* code, CodeInfo* info) {
+    PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
+    const Py_ssize_t n = PyTuple_GET_SIZE(consts);
+    if (n == 0 || PyTuple_GET_ITEM(consts, n - 1) != g_checker) return 0;
+    PyObject* bytes = PyObject_GetAttrString(code, "co_code");
+    if (!bytes) return -1;
+    const Patch* source = nullptr;
+    auto consider = [&](PyObject* copy) -> int {
+        if (source || copy == code) return 0;
+        void* extra = nullptr;
+        if (_PyCode_GetExtra(copy, state().extra_index, &extra) < 0) return -1;
+        auto* copy_info = static_cast<CodeInfo*>(extra);
+        if (!copy_info || !copy_info->patch) return 0;
+        PyObject* copy_bytes = PyObject_GetAttrString(copy, "co_code");
+        if (!copy_bytes) return -1;
+        int same = PyObject_RichCompareBool(bytes, copy_bytes, Py_EQ);
+        Py_DECREF(copy_bytes);
+        if (same > 0) source = copy_info->patch.get();
+        return same < 0 ? -1 : 0;
+    };
+    int rc = 0;
+    for (auto it = g_origin.begin(); it != g_origin.end() && rc == 0; ++it)
+        rc = consider(it->first);
+    for (size_t i = 0; i < g_live_patches.size() && rc == 0; ++i) rc = consider(g_live_patches[i]);
+    Py_DECREF(bytes);
+    if (rc < 0 || !source) return rc;
+    PyObject* base = source->original;
+    PyObject* kwargs = PyDict_New();
+    PyObject* plain_consts = PyTuple_GetSlice(consts, 0, n - 1);
+    rc = kwargs && plain_consts ? PyDict_SetItemString(kwargs, "co_consts", plain_consts) : -1;
+    Py_XDECREF(plain_consts);
+    for (const char* name : {"co_code", "co_linetable", "co_exceptiontable", "co_stacksize"}) {
+        if (rc < 0) break;
+        PyObject* value = PyObject_GetAttrString(base, name);
+        rc = value ? PyDict_SetItemString(kwargs, name, value) : -1;
+        Py_XDECREF(value);
+    }
+    PyObject* plain = nullptr;
+    if (rc == 0) {
+        PyObject* replace = PyObject_GetAttrString(code, "replace");
+        PyObject* empty = PyTuple_New(0);
+        bool guard = g_in_swap_code;
+        g_in_swap_code = true;
+        if (replace && empty) plain = PyObject_Call(replace, empty, kwargs);
+        g_in_swap_code = guard;
+        Py_XDECREF(replace);
+        Py_XDECREF(empty);
+    }
+    Py_XDECREF(kwargs);
+    if (!plain) return -1;
+    if (info->patch) {  // adopted meanwhile, while Python code ran
+        Py_DECREF(plain);
+        return 0;
+    }
+    auto* patch = new Patch;
+    patch->original = plain;
+    patch->code_units = source->code_units;
+    patch->sites = source->sites;
+    patch->lines = source->lines;
+    info->patch.reset(patch);
     return 0;
 }
 

@@ -111,6 +111,10 @@ SCENARIOS = {
         "b swapmod.py:27", "c", "p i", "c", "p i", "cl 1", "c", "b swapmod.py:4", "c", "p i",
         "cl", "y", "c",
     ]),
+    # Code made by the program from a function's __code__ while it runs a patched copy.
+    "swap_code_replace": ("swap_replace.py", [
+        "b swapmod.py:4", "c", "p i", "c", "p i", "c", "p i", "c", "p i", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
