@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Overhead of an armed but never hit breakpoint: pdb against dpdb's engine.
 
-usage: python bench/overhead.py [--runs N] [INTERPRETER[=PYTHONPATH] ...]
+usage: python bench/overhead.py [--runs N] [--engine STRATEGY] [INTERPRETER[=PYTHONPATH] ...]
 
 For every interpreter (default: this one) and workload (call-heavy, loop-heavy, stdlib-heavy;
 each sized to about one second bare), runs in fresh processes:
@@ -19,6 +19,8 @@ the table shows the median ratio over N rounds. Cells marked * ran a reduced siz
 take minutes), the ratio is still against a bare run of that reduced size.
 
 PYTHONPATH after '=' is where that interpreter finds a dpdb package with its engine built.
+--engine sets DPDB_ENGINE for the dpdb configurations (default native; e.g. noswap on 3.11 for
+the engine without swap mode).
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = ["pdb_other", "pdb_same", "dpdb_other", "dpdb_same"]
 WORKLOADS = ["call", "loop", "std"]
 PDB_REDUCTION = 40
+ENGINE = "native"
 
 
 def child(config, workload, size):
@@ -70,7 +73,7 @@ def run_child(python, pythonpath, config, workload, size):
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     if config.startswith("dpdb"):
-        env["DPDB_ENGINE"] = "native"
+        env["DPDB_ENGINE"] = ENGINE
     out = subprocess.run(
         [python, os.path.abspath(__file__), "--child", config, workload, str(size)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
@@ -123,8 +126,12 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="rounds per cell (median)")
+    parser.add_argument("--engine", default="native",
+                        help="DPDB_ENGINE for the dpdb configurations (default native)")
     parser.add_argument("interpreters", nargs="*", default=[sys.executable])
     args = parser.parse_args()
+    global ENGINE
+    ENGINE = args.engine
     results = []
     for spec in args.interpreters:
         python, _, pythonpath = spec.partition("=")

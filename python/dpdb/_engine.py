@@ -19,7 +19,12 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     and supports this interpreter): sys.monitoring on 3.12+; on 3.9-3.11 a PEP 523 frame
     evaluator that runs code holding breakpoints from a copy with the breakpoint checks compiled
     into its bytecode, untraced, and a C trace function for what cannot run that way (frames
-    already running when the breakpoint was set, stepping);
+    already running when the breakpoint was set, stepping); on 3.11, while that is safe, no
+    evaluator at all: the functions themselves get the patched code ("swap mode", because any
+    evaluator costs 3.11 its inlined Python-to-Python calls);
+``noswap``
+    3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
+    breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
 ``gate``
     3.9-3.11 only: the PEP 523 evaluator without the bytecode checks: frames of code holding
     breakpoints run under the C trace function;
@@ -44,9 +49,9 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "gate", "tracer", "bdb")
+STRATEGIES = ("native", "noswap", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only.
-LEGACY_STRATEGIES = ("gate", "tracer")
+LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
 
 try:
     from dpdb import _engine_native as _native
@@ -148,7 +153,8 @@ def _ensure_initialised(strategy):
         if not _initialised:
             _native.init(_canonic)
             _initialised = True
-        _native.allow_gate(gate=strategy in ("native", "gate"), patch=strategy == "native")
+        _native.allow_gate(gate=strategy in ("native", "noswap", "gate"),
+                           patch=strategy in ("native", "noswap"), swap=strategy == "native")
         _watch_bplist()
 
 

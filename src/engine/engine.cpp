@@ -359,6 +359,19 @@ CodeInfo* code_info(PyObject* code) {
     return info;
 }
 
+int is_bp_filename(PyObject* filename) {
+    State& st = state();
+    if (st.breaks.empty() || !PyUnicode_Check(filename)) return 0;
+    PyObject* canonic = canonic_of(filename);
+    if (!canonic) return -1;
+    const char* utf8 = PyUnicode_Check(canonic) ? PyUnicode_AsUTF8(canonic) : nullptr;
+    if (!utf8) {
+        PyErr_Clear();
+        return 0;
+    }
+    return st.breaks.count(utf8) ? 1 : 0;
+}
+
 int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line) {
     Session* s = current_session();
     CodeInfo* info = nullptr;

@@ -92,6 +92,12 @@ struct State {
     std::uint64_t forwarded = 0;
     std::uint64_t patched = 0;  // code objects given compiled-in breakpoint checks
     std::uint64_t trapped = 0;  // line events delivered from such a check
+    // 3.11 swap mode (tracer.cpp): whether it is on, functions given a patched __code__, heap
+    // scans made.
+    bool swap = false;
+    std::uint64_t swapped = 0;
+    std::uint64_t swap_scans = 0;
+    std::string swap_blocker;  // why the last scan left swap mode off
 };
 
 State& state();
@@ -106,6 +112,9 @@ bool is_step_code(PyObject* code);
 // Session of the calling thread, or null.
 Session* current_session();
 CodeInfo* code_info(PyObject* code);
+// Whether a raw co_filename (a str) names a file holding breakpoints: 1, 0, or -1 with an
+// exception set.
+int is_bp_filename(PyObject* filename);
 // The per-event decision; `line` is the line for kLine/kOpcode. Returns -1 with an exception set.
 int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line);
 
@@ -116,6 +125,9 @@ int backend_init();
 int backend_reconfigure();
 // 3.9-3.11: whether the backend may use the PEP 523 gate, and behind it breakpoint checks
 // compiled into the bytecode; no-op elsewhere.
-void backend_allow_gate(bool gate, bool patch);
+// 3.11 only: `swap` allows swap mode (functions given patched code, no evaluator; tracer.cpp).
+void backend_allow_gate(bool gate, bool patch, bool swap);
+// The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.
+PyObject* backend_checker();
 
 }  // namespace dpdb::engine

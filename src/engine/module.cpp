@@ -17,6 +17,13 @@ void check(int rc) {
 }  // namespace
 
 NB_MODULE(_engine_native, m) {
+    // Patched code holds the checker in co_consts: pickle (cloudpickle of a function by value)
+    // finds it by reference under this module and its own name.
+    if (PyObject* checker = backend_checker()) {
+        m.attr("dpdb_check_breakpoint") = nb::handle(checker);
+    } else if (PyErr_Occurred()) {
+        throw nb::python_error();
+    }
     m.def("backend", []() { return std::string(backend_name()); });
     m.def(
         "init", [](nb::handle canonic) { check(engine_init(canonic.ptr())); },
@@ -34,10 +41,12 @@ NB_MODULE(_engine_native, m) {
         "refresh", []() { check(engine_refresh()); },
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
-        "allow_gate", [](bool gate, bool patch) { backend_allow_gate(gate, patch); },
-        nb::arg("gate"), nb::arg("patch"),
-        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer, and "
-        "behind it the breakpoint checks compiled into the bytecode.");
+        "allow_gate",
+        [](bool gate, bool patch, bool swap) { backend_allow_gate(gate, patch, swap); },
+        nb::arg("gate"), nb::arg("patch"), nb::arg("swap") = true,
+        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer, behind "
+        "it the breakpoint checks compiled into the bytecode, and (3.11) swap mode: functions "
+        "given the patched code, with no evaluator installed while that is safe.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;
@@ -47,6 +56,10 @@ NB_MODULE(_engine_native, m) {
         d["trapped"] = st.trapped;
         d["sessions"] = st.by_debugger.size();
         d["files"] = st.breaks.size();
+        d["swap"] = st.swap;
+        d["swapped"] = st.swapped;
+        d["swap_scans"] = st.swap_scans;
+        d["swap_blocker"] = st.swap_blocker;
         return d;
     });
 }

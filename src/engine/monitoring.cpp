@@ -388,7 +388,11 @@ int backend_reconfigure() {
     return 0;
 }
 
-void backend_allow_gate(bool, bool) {}
+void backend_allow_gate(bool, bool, bool) {}
+
+PyObject* backend_checker() {
+    return nullptr;
+}
 
 }  // namespace dpdb::engine
 

@@ -599,8 +599,10 @@ int code_lines(PyObject* code, std::vector<int>& lines) {
     return 0;
 }
 
-PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch** patch) {
+PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch** patch,
+                        bool grow_stack) {
     *patch = nullptr;
+    int stacksize = 0;  // grown for the checker call, when allowed
     Decoded d;
     if (!decode(code, d)) return nullptr;
     std::vector<int> depth;
@@ -640,8 +642,11 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
                 if (s.end >= d.units || d.line_at[s.end] != line || d.starts[s.end]) return nullptr;
                 for (int v = s.start + 1; v < s.end; ++v)
                     if (d.starts[v]) return nullptr;
-                if (depth[s.start] < 0 || depth[s.start] + kCallHeadroom > d.co->co_stacksize)
-                    return nullptr;
+                if (depth[s.start] < 0) return nullptr;
+                if (depth[s.start] + kCallHeadroom > d.co->co_stacksize) {
+                    if (!grow_stack) return nullptr;
+                    stacksize = std::max(stacksize, depth[s.start] + kCallHeadroom);
+                }
 #if PY_VERSION_HEX >= 0x030B0000
                 const Handler* h = handler_for(d, s.start);
                 for (int v = s.start; v < s.end; ++v)
@@ -710,6 +715,11 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         Py_XDECREF(bytes);
     };
     set_bytes("co_code", out);
+    if (rc == 0 && stacksize > 0) {
+        PyObject* size = PyLong_FromLong(stacksize);
+        rc = size ? PyDict_SetItemString(kwargs, "co_stacksize", size) : -1;
+        Py_XDECREF(size);
+    }
     set_bytes(kPy39 ? "co_lnotab" : "co_linetable", lines_table);
 #if PY_VERSION_HEX >= 0x030B0000
     set_bytes("co_exceptiontable", exception_table);

@@ -47,8 +47,11 @@ int code_lines(PyObject* code, std::vector<int>& lines);
 
 // A copy of `code` with a check at every line in `bp_lines` (sorted, all lines of `code`);
 // *patch describes it. Null without an exception set when that cannot be done safely, with one
-// on failure.
-PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch** patch);
+// on failure. `grow_stack` lets the copy have a larger co_stacksize than `code` where the
+// checker call needs it: such a copy is only for frames created from it (3.11 swap mode), as a
+// frame made for `code` has no room for it.
+PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch** patch,
+                        bool grow_stack = false);
 
 }  // namespace dpdb::engine
 

@@ -247,3 +247,34 @@ def test_ctrl_c_in_a_run_terminal_pauses_the_program(dpdb):
     # The worker process did not die of the Ctrl-C: it ended normally, with status 0.
     child.expect(r"busy done True 0")
     child.expect(pexpect.EOF)
+
+
+def test_global_breakpoint_in_an_imported_module_of_a_call_heavy_loop(dpdb):
+    # On 3.11 the engine gives the module's functions (and closures made later) the patched code
+    # and installs no frame evaluator ("swap mode"); the breakpoints must stop all the same,
+    # after a change too.
+    child = dpdb.spawn("dpdb", "run", program("swapjob.py"))
+    child.expect("swapjob started")
+    work = program("swapjob_work.py")
+    line = line_of(work, "the swapped line")
+    added = dpdb.run("dpdb", "break", "swapjob_work.py:%d" % line, "if", "i", ">=", "20000")
+    assert added.returncode == 0, added.stderr
+    child.expect(r"attached to session \d+")
+    child.expect(PROMPT)
+    child.sendline("p i >= 20000, 'value' in locals()")
+    child.expect(r"\(True, False\)")
+    child.expect(PROMPT)
+    assert dpdb.run("dpdb", "break", "--clear").returncode == 0
+    closure = line_of(work, "the closure's line")
+    added = dpdb.run("dpdb", "break", "swapjob_work.py:%d" % closure)
+    assert added.returncode == 0, added.stderr
+    child.sendline("c")
+    child.expect(r"swapjob_work.py\(%d\)scale\(\)" % closure)
+    child.expect(PROMPT)
+    child.sendline("p k")
+    child.expect(r"\r\n3\r\n")
+    child.expect(PROMPT)
+    assert dpdb.run("dpdb", "break", "--clear").returncode == 0
+    child.sendline("c")
+    child.expect(r"session \d+ continued")
+    child.terminate(force=True)

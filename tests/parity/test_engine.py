@@ -10,8 +10,12 @@ from conftest import PROGRAMS, native_import_error, run_driver
 
 from dpdb import _engine
 
-NATIVE_MODES = ["native"] + (["gate", "tracer"] if sys.version_info < (3, 12) else [])
+NATIVE_MODES = ["native"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else [])
 LEGACY = sys.version_info < (3, 12)
+# Strategies that compile breakpoint checks into the bytecode on 3.9-3.11.
+PATCHING = ("native", "noswap")
+# 3.11's swap mode: the default strategy only.
+SWAP = sys.version_info[:2] == (3, 11)
 
 needs_native = pytest.mark.skipif(
     native_import_error() is not None,
@@ -69,7 +73,7 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-@pytest.mark.parametrize("legacy", ["gate", "tracer"])
+@pytest.mark.parametrize("legacy", ["noswap", "gate", "tracer"])
 def test_strategy_switch(monkeypatch, legacy):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
@@ -146,7 +150,7 @@ def test_breakpoint_checks_in_bytecode(mode):
                          engine=mode)
     assert "(Pdb) (1, 0)\n" in out, out
     (stats,) = stats_printed(out)
-    if mode == "native" and LEGACY:
+    if mode in PATCHING and LEGACY:
         assert stats["patched"] >= 1 and stats["trapped"] == 2, stats
     else:
         assert stats["patched"] == 0 and stats["trapped"] == 0, stats
@@ -162,7 +166,7 @@ def test_frame_running_when_breakpoint_set_is_traced(mode):
                          engine=mode)
     assert "hotbp.py(8)work()" in out and "hotbp.py(77)main()" in out, out
     (stats,) = stats_printed(out)
-    assert stats["trapped"] == (1 if mode == "native" and LEGACY else 0), stats
+    assert stats["trapped"] == (1 if mode in PATCHING and LEGACY else 0), stats
 
 
 @needs_native
@@ -211,5 +215,94 @@ def test_suspended_generators_switch_to_checks(mode):
                                               "cl 2", "c"], engine=mode)
     assert out.count("hotbp.py(45)counter()") == 2 and "hotbp.py(58)co()" in out, out
     (stats,) = stats_printed(out)
-    assert stats["trapped"] == (3 if mode == "native" and LEGACY else 0), stats
+    assert stats["trapped"] == (3 if mode in PATCHING and LEGACY else 0), stats
     assert "co 3" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_swap_mode_other_modules(mode):
+    # 3.11 native: breakpoints only in modules whose code no live frame runs, so the functions
+    # get the patched code and no evaluator is installed; a module imported later makes the
+    # audit hook hand over to the gate (until a rescan).
+    rc, out = run_driver("dpdb", "swap.py", [
+        "b swapmod.py:4", "b swapmod.py:10", "b swapmod.py:21", "c", STATS, "cl 1", "c",
+        "p x, n", "c", "b swaplate.py:2", "c", STATS, "p x", "cl", "y", "c"], engine=mode)
+    assert "swapmod.py(4)hot()" in out and "swapmod.py(10)add()" in out, out
+    assert "swapmod.py(21)bump()" in out and "swaplate.py(2)late()" in out, out
+    assert "(Pdb) (1, 10)\n" in out and out.rstrip().endswith("hot again 1"), out
+    first, second = stats_printed(out)
+    if mode == "native" and SWAP:
+        assert first["swap"] and first["swapped"] >= 3, first
+        assert not second["swap"], second
+    else:
+        assert not first["swap"] and first["swapped"] == 0, first
+    if mode in PATCHING and LEGACY:
+        assert first["trapped"] == 1 and second["trapped"] == 4, (first, second)
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_swap_mode_waits_for_suspended_generator(mode):
+    # The generator was suspended in original code before the breakpoint: the gate must serve
+    # it; once it is done, a rescan hands over to swap mode.
+    rc, out = run_driver("dpdb", "swap_gen.py", [
+        "b swapmod.py:27", "c", STATS, "p i", "c", "p i", "cl 1", "c", "b swapmod.py:4", STATS,
+        "c", STATS, "p i", "cl", "y", "c"], engine=mode)
+    assert out.count("swapmod.py(27)gen()") == 2 and "(Pdb) 1\n(Pdb)" in out, out
+    assert "swapmod.py(4)hot()" in out and out.rstrip().endswith("hot 1"), out
+    first, _, third = stats_printed(out)
+    assert not first["swap"], first
+    if mode == "native" and SWAP:
+        assert third["swap"], third
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_swap_mode_reaches_thread_in_caller_loop(mode):
+    # A thread loops over calls of the function when its breakpoint is set: a later call runs
+    # the patched code (swap mode) or is gated (or traced, if a call was running), and stops.
+    rc, out = run_driver("dpdb", "swap_thread.py", ["b swapmod.py:4", "c", "p i", "cl 1", "c"],
+                         engine=mode)
+    assert out.count("swapmod.py(4)hot()") == 1, out
+    assert ("(Pdb) 0\n" in out or "(Pdb) 1\n" in out) and out.rstrip().endswith("worker 1"), out
+
+
+@needs_native
+@pytest.mark.skipif(not LEGACY, reason="bytecode checks exist on 3.9-3.11 only")
+def test_patched_code_pickles():
+    # Patched code holds the checker builtin in co_consts: pickle must find it by reference.
+    import pickle
+
+    from dpdb import _engine_native
+
+    checker = _engine_native.dpdb_check_breakpoint
+    assert pickle.loads(pickle.dumps(checker)) is checker
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+@pytest.mark.parametrize("load", ["source", "pyc"])
+def test_swap_mode_hands_a_later_import_to_the_gate(mode, load, tmp_path):
+    # Swap mode is on (nothing changed since the first stop) when the program imports a module
+    # holding a breakpoint: the audit hook ("compile" for source, "exec" for a .pyc) must hand
+    # over to the gate before the module's code runs, or late() would run unpatched.
+    import py_compile
+    import shutil
+
+    for name in ("swap.py", "swapmod.py", "swaplate.py"):
+        shutil.copy(os.path.join(PROGRAMS, name), str(tmp_path / name))
+    if load == "pyc":
+        py_compile.compile(str(tmp_path / "swaplate.py"), doraise=True,
+                           cfile=str(tmp_path / "__pycache__" / (
+                               "swaplate.%s.pyc" % sys.implementation.cache_tag)))
+    rc, out = run_driver("dpdb", str(tmp_path / "swap.py"), [
+        "b swapmod.py:4", "b swaplate.py:2", "c", STATS, "c", "c", STATS, "p x", "cl", "y", "c"],
+        engine=mode)
+    assert out.count("swapmod.py(4)hot()") == 2 and "swaplate.py(2)late()" in out, out
+    assert "(Pdb) 2\n" in out and out.rstrip().endswith("hot again 1"), out
+    before, after = stats_printed(out)
+    if mode == "native" and SWAP:
+        assert before["swap"] and not after["swap"], (before, after)
+    else:
+        assert not before["swap"] and not after["swap"], (before, after)

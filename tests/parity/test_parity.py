@@ -2,7 +2,7 @@
 class P(NativeEngineMixin, pdb.Pdb), must print the same stops, the same values, the same output.
 
 Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=bdb (the fallback) and,
-on 3.9-3.11, DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no breakpoint checks in the
+on 3.9-3.11, DPDB_ENGINE=noswap (native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no breakpoint checks in the
 bytecode) and DPDB_ENGINE=tracer (the C tracer alone).
 """
 import re
@@ -98,13 +98,30 @@ SCENARIOS = {
     "compiled_loop_header": ("hotbp.py", [
         "b 6", "c", "c", "p i", "b 9", "c", "p total", "cl", "y", "c",
     ]),
+    # Breakpoints in other modules (3.11 native: "swap mode", the functions themselves run the
+    # patched code): imported before, a closure made after, a method, a module imported after
+    # (through the audit hook), a breakpoint cleared and set again.
+    "swap_modules": ("swap.py", [
+        "b swapmod.py:4", "b swapmod.py:10", "b swapmod.py:21", "b swaplate.py:2", "c", "p i",
+        "cl 1", "c", "p x, n", "c", "p self.v", "c", "p x", "b swapmod.py:4", "c", "p i", "c",
+        "p i", "cl", "y", "c",
+    ]),
+    # A generator suspended before its breakpoint was set: the gate serves it.
+    "swap_suspended_generator": ("swap_gen.py", [
+        "b swapmod.py:27", "c", "p i", "c", "p i", "cl 1", "c", "b swapmod.py:4", "c", "p i",
+        "cl", "y", "c",
+    ]),
+    # Code made by the program from a function's __code__ while it runs a patched copy.
+    "swap_code_replace": ("swap_replace.py", [
+        "b swapmod.py:4", "c", "p i", "c", "p i", "c", "p i", "c", "p i", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
     ]),
 }
 
-MODES = ["native", "bdb"] + (["gate", "tracer"] if sys.version_info < (3, 12) else [])
+MODES = ["native", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else [])
 
 
 def normalised(output):

@@ -1,0 +1,3 @@
+def late(x):
+    z = x * 3
+    return z
