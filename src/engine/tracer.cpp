@@ -223,6 +223,33 @@ int set_trace(PyThreadState* ts, bool on) {
     return _PyEval_SetTrace(ts, on ? tracer : nullptr, nullptr);
 }
 
+// The lines of `code` that hold a breakpoint this generation, sorted.
+int breakpoint_lines(PyObject* code, const CodeInfo* info, std::vector<int>& lines) {
+    if (code_lines(code, lines) < 0) return -1;
+    lines.erase(std::remove_if(lines.begin(), lines.end(),
+                               [info](int line) { return !info->is_bp_line(line); }),
+                lines.end());
+    return 0;
+}
+
+// A copy of `code` with checks at `lines` (see build_patched), whose CodeInfo (*info) owns its
+// description; null without an exception set when it cannot be made safely.
+PyObject* new_patched_copy(PyObject* code, const std::vector<int>& lines, bool grow_stack,
+                           CodeInfo** info) {
+    Patch* patch = nullptr;
+    PyObject* patched = build_patched(code, lines, &patch, grow_stack);
+    if (!patched) return nullptr;
+    *info = code_info(patched);
+    if (!*info) {
+        delete patch;
+        Py_DECREF(patched);
+        return nullptr;
+    }
+    (*info)->patch.reset(patch);
+    ++state().patched;
+    return patched;
+}
+
 // Fills the per-generation fields of `info` (see CodeInfo): whether frames running `code` need
 // the tracer, and for an original holding breakpoints, its patched copy when one can be made.
 int prepare(PyObject* code, CodeInfo* info) {
@@ -250,25 +277,14 @@ int prepare(PyObject* code, CodeInfo* info) {
         return 0;
     }
     std::vector<int> lines;
-    if (code_lines(code, lines) < 0) return -1;
-    lines.erase(std::remove_if(lines.begin(), lines.end(),
-                               [info](int line) { return !info->is_bp_line(line); }),
-                lines.end());
+    if (breakpoint_lines(code, info, lines) < 0) return -1;
     if (lines.empty()) return 0;
     info->needs_trace = true;
     if (!g_patch_allowed) return 0;
-    Patch* patch = nullptr;
-    PyObject* patched = build_patched(code, lines, &patch);
+    CodeInfo* pinfo = nullptr;
+    PyObject* patched = new_patched_copy(code, lines, false, &pinfo);
     if (!patched) return PyErr_Occurred() ? -1 : 0;
-    CodeInfo* pinfo = code_info(patched);
-    if (!pinfo) {
-        delete patch;
-        Py_DECREF(patched);
-        return -1;
-    }
-    pinfo->patch.reset(patch);
     g_live_patches.push_back(patched);
-    ++st.patched;
     if (prepare(patched, pinfo) < 0) return -1;
     info->patched = patched;
     info->patched_info = pinfo;
@@ -607,21 +623,10 @@ int want_of(PyObject* orig, bool compute, PyObject** want, bool* found) {
         if (info->all_lines) return 0;
         // The gate's copy must fit the frames of `base`; a function's own frames can grow.
         std::vector<int> lines;
-        if (code_lines(base, lines) < 0) return -1;
-        lines.erase(std::remove_if(lines.begin(), lines.end(),
-                                   [info](int line) { return !info->is_bp_line(line); }),
-                    lines.end());
-        Patch* patch = nullptr;
-        PyObject* grown = lines.empty() ? nullptr : build_patched(base, lines, &patch, true);
+        if (breakpoint_lines(base, info, lines) < 0) return -1;
+        CodeInfo* ginfo = nullptr;
+        PyObject* grown = lines.empty() ? nullptr : new_patched_copy(base, lines, true, &ginfo);
         if (!grown) return PyErr_Occurred() ? -1 : 0;
-        CodeInfo* ginfo = code_info(grown);
-        if (!ginfo) {
-            delete patch;
-            Py_DECREF(grown);
-            return -1;
-        }
-        ginfo->patch.reset(patch);
-        ++st.patched;
         remember_origin(grown, orig);
         Py_DECREF(grown);  // g_origin keeps it
         if (prepare(grown, ginfo) < 0) return -1;
