@@ -313,6 +313,27 @@ Session* current_session() {
     return tls_cache.session;
 }
 
+namespace {
+
+// The breakpoint lines of the file a raw co_filename names (*lines stays null when it holds none).
+// Returns -1 with an exception set.
+int breaks_of_file(PyObject* filename, const std::vector<int>** lines) {
+    State& st = state();
+    if (st.breaks.empty()) return 0;
+    PyObject* canonic = canonic_of(filename);
+    if (!canonic) return -1;
+    const char* utf8 = PyUnicode_Check(canonic) ? PyUnicode_AsUTF8(canonic) : nullptr;
+    if (!utf8) {
+        PyErr_Clear();
+        return 0;
+    }
+    auto it = st.breaks.find(utf8);
+    if (it != st.breaks.end()) *lines = &it->second;
+    return 0;
+}
+
+}  // namespace
+
 CodeInfo* code_info(PyObject* code) {
     State& st = state();
     void* extra = nullptr;
@@ -336,40 +357,25 @@ CodeInfo* code_info(PyObject* code) {
     info->patched = nullptr;
     info->patched_info = nullptr;
 #endif
-    if (!st.breaks.empty()) {
-        PyObject* canonic = canonic_of(reinterpret_cast<PyCodeObject*>(code)->co_filename);
-        if (!canonic) {
-            info->generation = 0;
-            return nullptr;
-        }
-        const char* utf8 = PyUnicode_Check(canonic) ? PyUnicode_AsUTF8(canonic) : nullptr;
-        if (!utf8) {
-            PyErr_Clear();
-            return info;
-        }
-        auto it = st.breaks.find(utf8);
-        if (it != st.breaks.end()) {
-            info->in_bp_file = true;
-            info->lines = &it->second;
-            info->all_lines =
-                std::binary_search(it->second.begin(), it->second.end(),
-                                   reinterpret_cast<PyCodeObject*>(code)->co_firstlineno);
-        }
+    const std::vector<int>* lines = nullptr;
+    if (breaks_of_file(reinterpret_cast<PyCodeObject*>(code)->co_filename, &lines) < 0) {
+        info->generation = 0;
+        return nullptr;
+    }
+    if (lines) {
+        info->in_bp_file = true;
+        info->lines = lines;
+        info->all_lines = std::binary_search(lines->begin(), lines->end(),
+                                             reinterpret_cast<PyCodeObject*>(code)->co_firstlineno);
     }
     return info;
 }
 
 int is_bp_filename(PyObject* filename) {
-    State& st = state();
-    if (st.breaks.empty() || !PyUnicode_Check(filename)) return 0;
-    PyObject* canonic = canonic_of(filename);
-    if (!canonic) return -1;
-    const char* utf8 = PyUnicode_Check(canonic) ? PyUnicode_AsUTF8(canonic) : nullptr;
-    if (!utf8) {
-        PyErr_Clear();
-        return 0;
-    }
-    return st.breaks.count(utf8) ? 1 : 0;
+    if (!PyUnicode_Check(filename)) return 0;
+    const std::vector<int>* lines = nullptr;
+    if (breaks_of_file(filename, &lines) < 0) return -1;
+    return lines ? 1 : 0;
 }
 
 int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line) {

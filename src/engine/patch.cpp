@@ -586,6 +586,16 @@ int patch_init(PyObject* checker) {
     return rc;
 }
 
+PyObject* replace_code(PyObject* code, PyObject* kwargs) {
+    PyObject* replace = PyObject_GetAttrString(code, "replace");
+    if (!replace) return nullptr;
+    PyObject* empty = PyTuple_New(0);
+    PyObject* copy = empty ? PyObject_Call(replace, empty, kwargs) : nullptr;
+    Py_XDECREF(empty);
+    Py_DECREF(replace);
+    return copy;
+}
+
 int code_lines(PyObject* code, std::vector<int>& lines) {
     Decoded d;
     if (!decode(code, d)) return -1;
@@ -724,14 +734,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
 #if PY_VERSION_HEX >= 0x030B0000
     set_bytes("co_exceptiontable", exception_table);
 #endif
-    PyObject* patched = nullptr;
-    if (rc == 0) {
-        PyObject* replace = PyObject_GetAttrString(code, "replace");
-        PyObject* empty = PyTuple_New(0);
-        if (replace && empty) patched = PyObject_Call(replace, empty, kwargs);
-        Py_XDECREF(replace);
-        Py_XDECREF(empty);
-    }
+    PyObject* patched = rc == 0 ? replace_code(code, kwargs) : nullptr;
     Py_DECREF(kwargs);
     if (!patched) return nullptr;
     auto* p = new Patch;

@@ -42,6 +42,9 @@ struct Patch {
 // Loads what the patcher needs from the `opcode` module; `checker` is the builtin the tails call.
 int patch_init(PyObject* checker);
 
+// code.replace(**kwargs): a new reference, null with an exception set.
+PyObject* replace_code(PyObject* code, PyObject* kwargs);
+
 // Lines of `code` that hold at least one instruction, sorted. Returns -1 with an exception set.
 int code_lines(PyObject* code, std::vector<int>& lines);
 

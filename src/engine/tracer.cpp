@@ -492,17 +492,22 @@ void remember_origin(PyObject* copy, PyObject* orig) {
     g_origin_order.push_back(copy);
 }
 
+// The CodeInfo attached to `code`, of whatever generation, or null; never an exception.
+CodeInfo* stored_info(PyObject* code) {
+    void* extra = nullptr;
+    if (_PyCode_GetExtra(code, state().extra_index, &extra) < 0) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    return static_cast<CodeInfo*>(extra);
+}
+
 // The user's code behind `code`: a copy swap mode made, or a patched copy the gate made for a
 // frame, lead back to it.
 PyObject* original_of(PyObject* code) {
     auto it = g_origin.find(code);
     if (it != g_origin.end()) return it->second;
-    void* extra = nullptr;
-    if (_PyCode_GetExtra(code, state().extra_index, &extra) < 0) {
-        PyErr_Clear();
-        return code;
-    }
-    auto* info = static_cast<CodeInfo*>(extra);
+    const CodeInfo* info = stored_info(code);
     if (!info || !info->patch) return code;
     PyObject* base = info->patch->original;
     it = g_origin.find(base);
@@ -511,24 +516,14 @@ PyObject* original_of(PyObject* code) {
 
 // The CodeInfo of `code` if it is current for this generation, without computing anything.
 CodeInfo* peek_info(PyObject* code) {
-    void* extra = nullptr;
-    if (_PyCode_GetExtra(code, state().extra_index, &extra) < 0) {
-        PyErr_Clear();
-        return nullptr;
-    }
-    auto* info = static_cast<CodeInfo*>(extra);
+    CodeInfo* info = stored_info(code);
     return info && info->generation == state().generation ? info : nullptr;
 }
 
 PyObject* replace_consts(PyObject* code, PyObject* consts) {
-    PyObject* replace = PyObject_GetAttrString(code, "replace");
-    if (!replace) return nullptr;
     PyObject* kwargs = Py_BuildValue("{sO}", "co_consts", consts);
-    PyObject* empty = PyTuple_New(0);
-    PyObject* copy = kwargs && empty ? PyObject_Call(replace, empty, kwargs) : nullptr;
-    Py_XDECREF(empty);
+    PyObject* copy = kwargs ? replace_code(code, kwargs) : nullptr;
     Py_XDECREF(kwargs);
-    Py_DECREF(replace);
     return copy;
 }
 
@@ -997,9 +992,7 @@ int adopt_derived(PyObject* code, CodeInfo* info) {
     const Patch* source = nullptr;
     auto consider = [&](PyObject* copy) -> int {
         if (source || copy == code) return 0;
-        void* extra = nullptr;
-        if (_PyCode_GetExtra(copy, state().extra_index, &extra) < 0) return -1;
-        auto* copy_info = static_cast<CodeInfo*>(extra);
+        const CodeInfo* copy_info = stored_info(copy);
         if (!copy_info || !copy_info->patch) return 0;
         PyObject* copy_bytes = PyObject_GetAttrString(copy, "co_code");
         if (!copy_bytes) return -1;
@@ -1027,14 +1020,10 @@ int adopt_derived(PyObject* code, CodeInfo* info) {
     }
     PyObject* plain = nullptr;
     if (rc == 0) {
-        PyObject* replace = PyObject_GetAttrString(code, "replace");
-        PyObject* empty = PyTuple_New(0);
         bool guard = g_in_swap_code;
         g_in_swap_code = true;
-        if (replace && empty) plain = PyObject_Call(replace, empty, kwargs);
+        plain = replace_code(code, kwargs);
         g_in_swap_code = guard;
-        Py_XDECREF(replace);
-        Py_XDECREF(empty);
     }
     Py_XDECREF(kwargs);
     if (!plain) return -1;
