@@ -21,10 +21,16 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     into its bytecode, untraced, and a C trace function for what cannot run that way (frames
     already running when the breakpoint was set, stepping); on 3.11, while that is safe, no
     evaluator at all: the functions themselves get the patched code ("swap mode", because any
-    evaluator costs 3.11 its inlined Python-to-Python calls);
+    evaluator costs 3.11 its inlined Python-to-Python calls); on 3.12 no global event at all
+    while only breakpoints are armed ("scan mode", because a global PY_START costs 3.12's
+    call-heavy code a few per cent for good);
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
+``noscan``
+    3.12+ only: ``native`` without 3.12's scan mode (the code of breakpoint files is found by a
+    global PY_START event, which leaves call-heavy code on 3.12 a few per cent slower, instead of
+    heap scans, a code watcher and an audit hook); the same as ``native`` on 3.13;
 ``gate``
     3.9-3.11 only: the PEP 523 evaluator without the bytecode checks: frames of code holding
     breakpoints run under the C trace function;
@@ -49,9 +55,10 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "noswap", "gate", "tracer", "bdb")
-# Strategies that exist on 3.9-3.11 only.
+STRATEGIES = ("native", "noswap", "noscan", "gate", "tracer", "bdb")
+# Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
 LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
+MONITORING_STRATEGIES = ("noscan",)
 
 try:
     from dpdb import _engine_native as _native
@@ -89,6 +96,8 @@ def engine_strategy():
                            % (wanted, _import_error or "unsupported interpreter"))
     if wanted in LEGACY_STRATEGIES and sys.version_info >= (3, 12):
         raise ValueError("DPDB_ENGINE=%s exists on Python 3.9-3.11 only" % wanted)
+    if wanted in MONITORING_STRATEGIES and sys.version_info < (3, 12):
+        raise ValueError("DPDB_ENGINE=%s exists on Python 3.12+ only" % wanted)
     if wanted:
         return wanted
     return "native" if engine_available() else "bdb"
@@ -153,8 +162,9 @@ def _ensure_initialised(strategy):
         if not _initialised:
             _native.init(_canonic)
             _initialised = True
-        _native.allow_gate(gate=strategy in ("native", "noswap", "gate"),
-                           patch=strategy in ("native", "noswap"), swap=strategy == "native")
+        _native.allow(gate=strategy in ("native", "noswap", "gate"),
+                      patch=strategy in ("native", "noswap"), swap=strategy == "native",
+                      scan=strategy == "native")
         _watch_bplist()
 
 

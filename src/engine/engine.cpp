@@ -378,6 +378,29 @@ int is_bp_filename(PyObject* filename) {
     return lines ? 1 : 0;
 }
 
+PyObject* heap_objects() {
+    PyObject* gc = PyImport_ImportModule("gc");
+    if (!gc) return nullptr;
+    PyObject* objects = PyObject_CallMethod(gc, "get_objects", nullptr);
+    Py_DECREF(gc);
+    if (objects && !PyList_Check(objects)) {
+        Py_DECREF(objects);
+        PyErr_SetString(PyExc_TypeError, "gc.get_objects() did not return a list");
+        return nullptr;
+    }
+    return objects;
+}
+
+long frozen_objects() {
+    PyObject* gc = PyImport_ImportModule("gc");
+    PyObject* count = gc ? PyObject_CallMethod(gc, "get_freeze_count", nullptr) : nullptr;
+    Py_XDECREF(gc);
+    if (!count) return -1;
+    long n = PyLong_AsLong(count);
+    Py_DECREF(count);
+    return n;
+}
+
 int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line) {
     Session* s = current_session();
     CodeInfo* info = nullptr;

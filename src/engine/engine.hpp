@@ -98,6 +98,12 @@ struct State {
     std::uint64_t swapped = 0;
     std::uint64_t swap_scans = 0;
     std::string swap_blocker;  // why the last scan left swap mode off
+    // 3.12 scan mode (monitoring.cpp): whether it is on, heap scans made, code objects given
+    // line events by it, and why it is off while breakpoints are armed.
+    bool scan = false;
+    std::uint64_t scans = 0;
+    std::uint64_t scan_codes = 0;
+    std::string scan_blocker;
 };
 
 State& state();
@@ -115,6 +121,12 @@ CodeInfo* code_info(PyObject* code);
 // Whether a raw co_filename (a str) names a file holding breakpoints: 1, 0, or -1 with an
 // exception set.
 int is_bp_filename(PyObject* filename);
+// gc.get_objects(): a new reference to a list. It leaves out what gc.freeze() moved to the
+// permanent generation, so a heap scan first asks frozen_objects().
+PyObject* heap_objects();
+// gc.get_freeze_count(), or -1 with an exception set.
+long frozen_objects();
+
 // The per-event decision; `line` is the line for kLine/kOpcode. Returns -1 with an exception set.
 int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int line);
 
@@ -123,10 +135,19 @@ const char* backend_name();
 int backend_init();
 // Called after any change of breakpoints or stepping state.
 int backend_reconfigure();
-// 3.9-3.11: whether the backend may use the PEP 523 gate, and behind it breakpoint checks
-// compiled into the bytecode; no-op elsewhere.
-// 3.11 only: `swap` allows swap mode (functions given patched code, no evaluator; tracer.cpp).
-void backend_allow_gate(bool gate, bool patch, bool swap);
+// What the strategy (DPDB_ENGINE) lets the backend use; each mechanism has a slower one to fall
+// back on, and a backend ignores what its interpreter does not have.
+struct Mechanisms {
+    // 3.9-3.11: the PEP 523 gate in front of the C tracer, and behind it the breakpoint checks
+    // compiled into the bytecode.
+    bool gate = true;
+    bool patch = true;
+    // 3.11: swap mode (functions given patched code, no evaluator; tracer.cpp).
+    bool swap = true;
+    // 3.12: scan mode (code of breakpoint files found without a global PY_START; monitoring.cpp).
+    bool scan = true;
+};
+void backend_allow(const Mechanisms& allowed);
 // The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.
 PyObject* backend_checker();
 

@@ -41,12 +41,16 @@ NB_MODULE(_engine_native, m) {
         "refresh", []() { check(engine_refresh()); },
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
-        "allow_gate",
-        [](bool gate, bool patch, bool swap) { backend_allow_gate(gate, patch, swap); },
-        nb::arg("gate"), nb::arg("patch"), nb::arg("swap") = true,
-        "3.9-3.11: allow (default) or forbid the PEP 523 gate in front of the C tracer, behind "
-        "it the breakpoint checks compiled into the bytecode, and (3.11) swap mode: functions "
-        "given the patched code, with no evaluator installed while that is safe.");
+        "allow",
+        [](bool gate, bool patch, bool swap, bool scan) {
+            backend_allow(Mechanisms{gate, patch, swap, scan});
+        },
+        nb::kw_only(), nb::arg("gate"), nb::arg("patch"), nb::arg("swap"), nb::arg("scan"),
+        "What the strategy lets the engine use. 3.9-3.11: the PEP 523 gate in front of the C "
+        "tracer, behind it the breakpoint checks compiled into the bytecode, and (3.11) swap "
+        "mode: functions given the patched code, with no evaluator installed while that is safe. "
+        "3.12: scan mode: code of breakpoint files found by heap scans, a code watcher and an "
+        "audit hook instead of a global PY_START.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;
@@ -60,6 +64,10 @@ NB_MODULE(_engine_native, m) {
         d["swapped"] = st.swapped;
         d["swap_scans"] = st.swap_scans;
         d["swap_blocker"] = st.swap_blocker;
+        d["scan"] = st.scan;
+        d["scans"] = st.scans;
+        d["scan_codes"] = st.scan_codes;
+        d["scan_blocker"] = st.scan_blocker;
         return d;
     });
 }

@@ -705,19 +705,6 @@ void for_each_live_code(PyObject* objects, PyObject* pending, F&& visit) {
     }
 }
 
-PyObject* heap_objects() {
-    PyObject* gc = PyImport_ImportModule("gc");
-    if (!gc) return nullptr;
-    PyObject* objects = PyObject_CallMethod(gc, "get_objects", nullptr);
-    Py_DECREF(gc);
-    if (objects && !PyList_Check(objects)) {
-        Py_DECREF(objects);
-        PyErr_SetString(PyExc_TypeError, "gc.get_objects() did not return a list");
-        return nullptr;
-    }
-    return objects;
-}
-
 int set_function_code(PyObject* function, PyObject* code) {
     if (PyObject_SetAttrString(function, "__code__", code) < 0) return -1;
     ++state().swapped;
@@ -832,15 +819,9 @@ int swap_scan(PyObject* pending, bool* safe) {
     *safe = false;
     ++state().swap_scans;
     state().swap_blocker.clear();
-    // gc.get_objects() does not list what gc.freeze() moved to the permanent generation.
-    PyObject* gc = PyImport_ImportModule("gc");
-    PyObject* frozen = gc ? PyObject_CallMethod(gc, "get_freeze_count", nullptr) : nullptr;
-    Py_XDECREF(gc);
-    if (!frozen) return -1;
-    long frozen_count = PyLong_AsLong(frozen);
-    Py_DECREF(frozen);
+    long frozen_count = frozen_objects();
+    if (frozen_count < 0) return -1;
     if (frozen_count != 0) {
-        PyErr_Clear();
         state().swap_blocker = "gc.freeze()";
         return 0;
     }
@@ -1186,13 +1167,11 @@ PyObject* backend_checker() {
     return g_checker;
 }
 
-void backend_allow_gate(bool gate, bool patch, bool swap) {
-    g_gate_allowed = gate;
-    g_patch_allowed = gate && patch;
+void backend_allow(const Mechanisms& allowed) {
+    g_gate_allowed = allowed.gate;
+    g_patch_allowed = allowed.gate && allowed.patch;
 #if PY_VERSION_HEX >= 0x030B0000
-    g_swap_allowed = g_patch_allowed && swap;
-#else
-    (void)swap;
+    g_swap_allowed = g_patch_allowed && allowed.swap;
 #endif
 }
 
