@@ -10,12 +10,13 @@ from conftest import PROGRAMS, native_import_error, run_driver
 
 from dpdb import _engine
 
-NATIVE_MODES = ["native"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else [])
 LEGACY = sys.version_info < (3, 12)
+NATIVE_MODES = ["native"] + (["noswap", "gate", "tracer"] if LEGACY else ["noscan"])
 # Strategies that compile breakpoint checks into the bytecode on 3.9-3.11.
 PATCHING = ("native", "noswap")
-# 3.11's swap mode: the default strategy only.
+# 3.11's swap mode and 3.12's scan mode: the default strategy only.
 SWAP = sys.version_info[:2] == (3, 11)
+SCAN = sys.version_info[:2] == (3, 12)
 
 needs_native = pytest.mark.skipif(
     native_import_error() is not None,
@@ -73,16 +74,16 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-@pytest.mark.parametrize("legacy", ["noswap", "gate", "tracer"])
-def test_strategy_switch(monkeypatch, legacy):
+@pytest.mark.parametrize("special", ["noswap", "gate", "tracer", "noscan"])
+def test_strategy_switch(monkeypatch, special):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
-    monkeypatch.setenv("DPDB_ENGINE", legacy)
-    if sys.version_info >= (3, 12):
+    monkeypatch.setenv("DPDB_ENGINE", special)
+    if LEGACY != (special in _engine.LEGACY_STRATEGIES):
         with pytest.raises(ValueError):
             _engine.engine_strategy()
     elif _engine.engine_available():
-        assert _engine.engine_strategy() == legacy
+        assert _engine.engine_strategy() == special
     monkeypatch.setenv("DPDB_ENGINE", "bogus")
     with pytest.raises(ValueError):
         _engine.engine_strategy()
@@ -239,6 +240,14 @@ def test_swap_mode_other_modules(mode):
         assert not first["swap"] and first["swapped"] == 0, first
     if mode in PATCHING and LEGACY:
         assert first["trapped"] == 1 and second["trapped"] == 4, (first, second)
+    # Scan mode: one scan per set of breakpoint files; the later module's code comes from the
+    # code watcher (hot, make_adder, add, Box, __init__, bump, gen, loop: 7 of swapmod's eight
+    # code objects are alive, the module's own code is gone; then late and swaplate's module).
+    if mode == "native" and SCAN:
+        assert first["scan"] and first["scans"] == 1 and first["scan_codes"] == 7, first
+        assert second["scan"] and second["scans"] == 2 and second["scan_codes"] == 9, second
+    else:
+        assert not first["scan"] and not second["scan"], (first, second)
 
 
 @needs_native
@@ -306,3 +315,54 @@ def test_swap_mode_hands_a_later_import_to_the_gate(mode, load, tmp_path):
         assert before["swap"] and not after["swap"], (before, after)
     else:
         assert not before["swap"] and not after["swap"], (before, after)
+    # Scan mode: swaplate's code objects were made after the scan; the code watcher kept them.
+    if mode == "native" and SCAN:
+        assert before["scan"] and after["scan"] and after["scans"] == before["scans"], (before,
+                                                                                      after)
+        assert after["scan_codes"] > before["scan_codes"], (before, after)
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_code_compiled_before_the_breakpoint_and_run_after_it(mode):
+    # The program compiled scanheld.py before the breakpoint and holds the code object, which no
+    # heap scan can see (code objects are not tracked by the collector): running it must stop.
+    # In scan mode the "exec" audit hook finds it.
+    rc, out = run_driver("dpdb", "scan_held.py", [
+        "b scanheld.py:2", "b swapmod.py:4", "c", STATS, "p x", "c", "p i", "cl", "y", "c"],
+        engine=mode)
+    assert "scanheld.py(2)later()" in out and "(Pdb) 2\n" in out, out
+    assert "swapmod.py(4)hot()" in out and out.rstrip().endswith("hot 1"), out
+    (stats,) = stats_printed(out)
+    assert stats["scan"] == (mode == "native" and SCAN), stats
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_breakpoint_after_gc_freeze(mode):
+    # A program's gc.freeze() hides its functions from gc.get_objects(): scan mode stays off and
+    # the breakpoint is found as without it.
+    rc, out = run_driver("dpdb", "scan_freeze.py", ["b swapmod.py:4", "c", STATS, "p i", "cl",
+                                                    "y", "c"], engine=mode)
+    assert "swapmod.py(4)hot()" in out and "(Pdb) 0\n" in out, out
+    assert out.rstrip().endswith("hot 1"), out
+    (stats,) = stats_printed(out)
+    assert not stats["scan"], stats
+    if mode == "native" and SCAN:
+        assert stats["scan_blocker"] == "gc.freeze()", stats
+
+
+@needs_native
+@pytest.mark.skipif(LEGACY, reason="sys.monitoring exists on 3.12+")
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_armed_breakpoints_enable_no_global_event_in_scan_mode(mode):
+    # Armed, not hit: in scan mode only the code of the breakpoint's file has events (local
+    # LINE and JUMP); otherwise PY_START and PY_RESUME are global.
+    rc, out = run_driver("dpdb", "scan_events.py", ["b swapmod.py:21", "c"], engine=mode)
+    assert "hot 1" in out, out
+    line_and_jump = (1 << 5) | (1 << 7)
+    if mode == "native" and SCAN:
+        assert "global events [0]" in out, out
+        assert "local events: main 0, bump %d" % line_and_jump in out, out
+    else:
+        assert "global events [3]" in out and "local events: main 0" in out, out

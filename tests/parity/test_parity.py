@@ -2,8 +2,9 @@
 class P(NativeEngineMixin, pdb.Pdb), must print the same stops, the same values, the same output.
 
 Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=bdb (the fallback) and,
-on 3.9-3.11, DPDB_ENGINE=noswap (native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no breakpoint checks in the
-bytecode) and DPDB_ENGINE=tracer (the C tracer alone).
+on 3.12+, DPDB_ENGINE=noscan (native without 3.12's scan mode); on 3.9-3.11, DPDB_ENGINE=noswap
+(native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no
+breakpoint checks in the bytecode) and DPDB_ENGINE=tracer (the C tracer alone).
 """
 import re
 import sys
@@ -121,7 +122,8 @@ SCENARIOS = {
     ]),
 }
 
-MODES = ["native", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else [])
+MODES = ["native", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
+                             ["noscan"])
 
 
 def normalised(output):
