@@ -61,6 +61,7 @@ struct Monitoring {
     // Scan mode (below). The strategy allows it; its code watcher and audit hook are in place.
     bool scan_allowed = true;
     bool scan_hooks = false;
+    PyInterpreterState* interpreter = nullptr;
     // The breakpoint files (canonic, sorted) that scan_codes were collected for; while it is not
     // empty the hooks add what they see to scan_codes.
     std::vector<std::string> scan_files;
@@ -105,14 +106,18 @@ int add_local(PyObject* code, int events) {
     return 0;
 }
 
+// The containers of code objects below are taken out before they are walked: a call into the
+// interpreter may run a collection, a finalizer, and so another thread, whose new code (the code
+// watcher) or first call (PY_START) adds to them.
 int clear_locals() {
     Monitoring& m = mon();
+    std::map<PyObject*, int> local;
+    local.swap(m.local);
     int rc = 0;
-    for (auto& [code, events] : m.local) {
+    for (auto& [code, events] : local) {
         if (rc == 0 && call_monitoring(m.set_local_events, code, 0) < 0) rc = -1;
         Py_DECREF(code);
     }
-    m.local.clear();
     return rc;
 }
 
@@ -178,10 +183,23 @@ std::vector<std::string> breakpoint_files() {
 
 void drop_scan_codes() {
     Monitoring& m = mon();
-    for (PyObject* code : m.scan_codes) Py_DECREF(code);
-    m.scan_codes.clear();
+    std::unordered_set<PyObject*> codes;
+    codes.swap(m.scan_codes);
     m.scan_files.clear();
     state().scan_codes = 0;
+    for (PyObject* code : codes) Py_DECREF(code);
+}
+
+// Gives every kept code object its line events (strong references held meanwhile).
+int apply_scan_codes() {
+    std::vector<PyObject*> codes(mon().scan_codes.begin(), mon().scan_codes.end());
+    for (PyObject* code : codes) Py_INCREF(code);
+    int rc = 0;
+    for (PyObject* code : codes) {
+        if (rc == 0) rc = add_local(code, kBreakLocal);
+        Py_DECREF(code);
+    }
+    return rc;
 }
 
 // A code object of a breakpoint file: kept, and given its line events at once while scan mode
@@ -316,6 +334,11 @@ void in_hook(PyObject* context, Work work) {
     PyErr_SetRaisedException(pending);
 }
 
+// The engine's interpreter: an audit hook is called from every one.
+bool in_engine_interpreter() {
+    return PyInterpreterState_Get() == mon().interpreter;
+}
+
 int on_code_event(PyCodeEvent event, PyCodeObject* co) {
     if (event != PY_CODE_EVENT_CREATE || mon().scan_files.empty()) return 0;
     auto* code = reinterpret_cast<PyObject*>(co);
@@ -327,7 +350,8 @@ int on_code_event(PyCodeEvent event, PyCodeObject* co) {
 }
 
 int on_audit(const char* event, PyObject* args, void*) {
-    if (mon().scan_files.empty() || std::strcmp(event, "exec") != 0) return 0;
+    if (mon().scan_files.empty() || std::strcmp(event, "exec") != 0 || !in_engine_interpreter())
+        return 0;
     PyObject* code = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : nullptr;
     if (!code || !PyCode_Check(code)) return 0;
     in_hook(code, [&] { return ScanCollector().visit(code); });
@@ -590,6 +614,7 @@ int backend_init() {
     if (kScanMode) {
         // Once per process (an audit hook cannot be removed): both return at once while no
         // breakpoint file is armed in scan mode. Without them the engine uses PY_START.
+        m.interpreter = PyInterpreterState_Get();
         if (PyCode_AddWatcher(on_code_event) >= 0 && PySys_AddAuditHook(on_audit, nullptr) == 0)
             m.scan_hooks = true;
         else
@@ -627,8 +652,7 @@ int backend_reconfigure() {
         for (PyObject* code : opcode_codes)
             if (add_local(code, bit(kInstruction)) < 0) return -1;
         if (st.scan) {
-            for (PyObject* code : m.scan_codes)
-                if (add_local(code, kBreakLocal) < 0) return -1;
+            if (apply_scan_codes() < 0) return -1;
         } else if (!st.breaks.empty() && discover_running() < 0) {
             return -1;
         }
