@@ -24,7 +24,8 @@ State& state() {
 
 bool CodeInfo::is_bp_line(int line) const {
     if (!in_bp_file) return false;
-    return all_lines || std::binary_search(lines->begin(), lines->end(), line);
+    return all_lines || std::binary_search(lines->begin(), lines->end(), line) ||
+           std::find(function_lines.begin(), function_lines.end(), line) != function_lines.end();
 }
 
 namespace {
@@ -317,7 +318,9 @@ namespace {
 
 // The breakpoint lines of the file a raw co_filename names (*lines stays null when it holds none).
 // Returns -1 with an exception set.
-int breaks_of_file(PyObject* filename, const std::vector<int>** lines) {
+// `*canonic_name` (borrowed from the cache), if asked for, is set with `*lines`.
+int breaks_of_file(PyObject* filename, const std::vector<int>** lines,
+                   PyObject** canonic_name = nullptr) {
     State& st = state();
     if (st.breaks.empty()) return 0;
     PyObject* canonic = canonic_of(filename);
@@ -328,8 +331,54 @@ int breaks_of_file(PyObject* filename, const std::vector<int>** lines) {
         return 0;
     }
     auto it = st.breaks.find(utf8);
-    if (it != st.breaks.end()) *lines = &it->second;
+    if (it != st.breaks.end()) {
+        *lines = &it->second;
+        if (canonic_name) *canonic_name = canonic;
+    }
     return 0;
+}
+
+// pdb's "break function" makes a Breakpoint with a funcname on the def line (co_firstlineno).
+// bdb then considers every line of code starting there: a frame of that function stops at the
+// first line bdb sees it run, which the breakpoint learns then (func_first_executable_line) and
+// stops at from then on. So once every such breakpoint of this code's name has learned its line,
+// those lines are the only ones it can stop at, besides the code's own breakpoint lines.
+// Returns 1 while some breakpoint has yet to learn its line, else 0 with the learned lines in
+// `info`; -1 with an exception set.
+int learn_function_lines(PyObject* canonic, PyObject* code, CodeInfo* info) {
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    PyObject* bplist = PyObject_GetAttrString(state().breakpoint_class, "bplist");
+    PyObject* key = bplist ? Py_BuildValue("(Oi)", canonic, co->co_firstlineno) : nullptr;
+    PyObject* found = key && PyDict_Check(bplist) ? PyDict_GetItemWithError(bplist, key) : nullptr;
+    PyObject* breakpoints = found ? PySequence_Fast(found, "bplist entry") : nullptr;
+    Py_XDECREF(key);
+    Py_XDECREF(bplist);
+    if (!breakpoints) return PyErr_Occurred() ? -1 : 1;
+    int pending = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(breakpoints) && !pending; ++i) {
+        PyObject* bp = PySequence_Fast_GET_ITEM(breakpoints, i);
+        PyObject* funcname = PyObject_GetAttrString(bp, "funcname");
+        if (!funcname) {
+            pending = -1;
+            break;
+        }
+        // A line breakpoint on the def line stops there only: it is in `lines` already.
+        int ours = PyUnicode_Check(funcname) ? PyUnicode_Compare(funcname, co->co_name) == 0 : 0;
+        Py_DECREF(funcname);
+        if (!ours) continue;
+        PyObject* first = PyObject_GetAttrString(bp, "func_first_executable_line");
+        long line = first && PyLong_Check(first) ? PyLong_AsLong(first) : 0;
+        Py_XDECREF(first);
+        if (!first || (line == -1 && PyErr_Occurred())) {
+            pending = -1;
+        } else if (line <= 0) {
+            pending = 1;
+        } else {
+            info->function_lines.push_back(static_cast<int>(line));
+        }
+    }
+    Py_DECREF(breakpoints);
+    return pending;
 }
 
 }  // namespace
@@ -351,6 +400,7 @@ CodeInfo* code_info(PyObject* code) {
     info->in_bp_file = false;
     info->all_lines = false;
     info->lines = nullptr;
+    info->function_lines.clear();
 #if PY_VERSION_HEX < 0x030C0000
     info->prepared = false;
     info->needs_trace = false;
@@ -358,15 +408,23 @@ CodeInfo* code_info(PyObject* code) {
     info->patched_info = nullptr;
 #endif
     const std::vector<int>* lines = nullptr;
-    if (breaks_of_file(reinterpret_cast<PyCodeObject*>(code)->co_filename, &lines) < 0) {
+    PyObject* canonic = nullptr;
+    if (breaks_of_file(reinterpret_cast<PyCodeObject*>(code)->co_filename, &lines, &canonic) < 0) {
         info->generation = 0;
         return nullptr;
     }
     if (lines) {
         info->in_bp_file = true;
         info->lines = lines;
-        info->all_lines = std::binary_search(lines->begin(), lines->end(),
-                                             reinterpret_cast<PyCodeObject*>(code)->co_firstlineno);
+        if (std::binary_search(lines->begin(), lines->end(),
+                               reinterpret_cast<PyCodeObject*>(code)->co_firstlineno)) {
+            int pending = learn_function_lines(canonic, code, info);
+            if (pending < 0) {
+                info->generation = 0;
+                return nullptr;
+            }
+            info->all_lines = pending != 0;
+        }
     }
     return info;
 }

@@ -46,9 +46,11 @@ struct Session {
 struct CodeInfo {
     std::uint64_t generation = 0;
     bool in_bp_file = false;
-    // A breakpoint on co_firstlineno (pdb's "break function") makes bdb test every line.
+    // A breakpoint on co_firstlineno (pdb's "break function") makes bdb test every line, until
+    // it has learned the function's first executable line: then that line joins `lines`.
     bool all_lines = false;
     const std::vector<int>* lines = nullptr;
+    std::vector<int> function_lines;
 #if PY_VERSION_HEX < 0x030C0000
     // Per generation, filled by the 3.9-3.11 backend for code of breakpoint files: whether a
     // frame running this code must be line-traced, and the copy of it with the breakpoint checks

@@ -497,7 +497,12 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     CodeInfo* info = code_info(code);
     if (!info) return nullptr;
     if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code)) return disable();
-    return deliver_line(code, line, Event::kLine);
+    bool learning = info->all_lines;
+    PyObject* result = deliver_line(code, line, Event::kLine);
+    // bdb may have learned a function's first executable line from this event: the next event
+    // works out anew which lines can stop (the info lives as long as the code).
+    if (learning) info->generation = 0;
+    return result;
 }
 
 // sys.settrace reports a backward jump to the start of the same line as a new "line" event

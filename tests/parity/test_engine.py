@@ -366,3 +366,20 @@ def test_armed_breakpoints_enable_no_global_event_in_scan_mode(mode):
         assert "local events: main 0, bump %d" % line_and_jump in out, out
     else:
         assert "global events [3]" in out and "local events: main 0" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_function_breakpoint_lets_only_its_learned_line_through(mode):
+    # "b work" makes bdb consider every line of work() until it learns the first one it runs;
+    # from then on (3.12+: at once; 3.9-3.11: from the next change of breakpoints) the engine
+    # forwards that line only, not the 1000 lines of the loop that follows the first stop.
+    rc, out = run_driver("dpdb", "funcbp_hot.py", [
+        "b work", "c", "p n", STATS, "c", "p n", STATS, "cl", "y", "c"], engine=mode)
+    assert "(Pdb) 500\n" in out and "(Pdb) 2\n" in out and out.rstrip().endswith("done"), out
+    first, second = stats_printed(out)
+    forwarded = second["forwarded"] - first["forwarded"]
+    if LEGACY:
+        assert forwarded > 1000, (first, second)
+    else:
+        assert forwarded == 1, (first, second)

@@ -24,6 +24,17 @@ SCENARIOS = {
     "function_breakpoint": ("bps.py", [
         "b helper.twice", "c", "p v", "bt", "c", "cl 1", "c",
     ]),
+    # A function breakpoint stops at the first line bdb sees the function run, which it learns
+    # then: the engine asks bdb what it learned, and lets only that line through.
+    "function_breakpoint_learned": ("funcbp.py", [
+        "b spin", "b loop_first", "c", "p n", "n", "c", "p n", "c", "p n", "c", "p n", "c",
+        "p n", "cl", "y", "c",
+    ]),
+    # Set while a frame of the function runs: bdb learns the next line that frame runs.
+    "function_breakpoint_mid_call": ("funcbp.py", [
+        "b 4", "c", "b spin", "cl 1", "c", "p i, total", "c", "p n", "c", "p n", "cl", "y",
+        "c",
+    ]),
     "stepping": ("stepping.py", [
         "s", "s", "n", "n", "s", "display w", "n", "n", "n", "retval", "n", "unt", "unt", "unt",
         "n", "u", "p n", "d", "n", "r", "p retval", "n", "n", "s", "n", "n", "n", "n", "n",
