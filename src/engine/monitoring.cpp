@@ -215,7 +215,7 @@ int keep_scan_code(PyObject* code) {
 // Keeps the code objects of breakpoint files in the trees it visits (a code object and those
 // nested in its co_consts), each code object once.
 class ScanCollector {
-   public:
+  public:
     // Returns -1 with an exception set.
     int visit(PyObject* code) {
         if (!seen_.insert(code).second) return 0;
@@ -255,7 +255,7 @@ class ScanCollector {
         return rc;
     }
 
-   private:
+  private:
     std::unordered_set<PyObject*> seen_;
     std::unordered_map<PyObject*, bool> verdicts_;
 };
