@@ -136,14 +136,19 @@ def test_pause_all_threads_stops_every_thread_wherever_it_waits(dpdb):
     assert {s["reason"] for s in listing["sessions"]} == {"pause"}
     assert where["napper"] == ("pausable.py", "napper"), where
     assert where["cruncher"][0] == "pausable.py", where
-    # Every thread can be resumed; the first prompt also ends the program.
+    # Every thread can be resumed, each from its own prompt. The first session may be any thread
+    # (the waiter's is in threading.py), so the program's stop event is reached through
+    # __main__; setting it ends every loop, and the program waits for its threads before it ends.
     child.expect(r"Paused by `dpdb pause`. \(Use 'c' to resume.\)")
     child.expect(PROMPT)
     assert "Deleted breakpoint" not in child.before
-    child.sendline("!stop.set()")
-    for _ in names:
-        child.expect(PROMPT)
+    child.sendline("!__import__('__main__').stop.set()")
+    child.expect(PROMPT)
+    for _ in range(len(names) - 1):
         child.sendline("c")
+        child.expect(r"attached to session \d+")
+        child.expect(PROMPT)
+    child.sendline("c")
     child.expect("pausable done")
     child.expect(pexpect.EOF)
 

@@ -42,4 +42,7 @@ if __name__ == "__main__":
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not stop.is_set():
         threads[0].join(0.1)  # the main thread's loop
+    # Daemon threads: without the joins the program could end while some still wait paused.
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
     print("pausable done", flush=True)
