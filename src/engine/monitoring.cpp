@@ -128,9 +128,10 @@ int discover(PyObject* code) {
     return info->in_bp_file ? add_local(code, kBreakLocal) : 0;
 }
 
-// Breakpoints set while frames of their code are already running: PY_START has passed for them,
-// so give their code line events right away, in every thread.
-int discover_running() {
+// Calls `visit` (returning -1 with an exception set to stop) with the code of every frame on
+// every thread's stack.
+template <typename Visit>
+int for_each_running_code(Visit visit) {
     PyObject* frames = PyObject_CallNoArgs(mon().current_frames);
     if (!frames) return -1;
     Py_ssize_t pos = 0;
@@ -140,7 +141,7 @@ int discover_running() {
         PyFrameObject* f = reinterpret_cast<PyFrameObject*>(Py_NewRef(top));
         while (f && rc == 0) {
             PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
-            rc = discover(code);
+            rc = visit(code);
             Py_DECREF(code);
             PyFrameObject* back = PyFrame_GetBack(f);
             Py_DECREF(f);
@@ -150,6 +151,12 @@ int discover_running() {
     }
     Py_DECREF(frames);
     return rc;
+}
+
+// Breakpoints set while frames of their code are already running: PY_START has passed for them,
+// so give their code line events right away, in every thread.
+int discover_running() {
+    return for_each_running_code(discover);
 }
 
 // ---- scan mode (3.12) ----
@@ -295,21 +302,7 @@ int scan_heap(bool* hidden) {
         }
     }
     ScanCollector collector;
-    PyObject* frames = PyObject_CallNoArgs(mon().current_frames);
-    int rc = frames ? 0 : -1;
-    Py_ssize_t pos = 0;
-    PyObject *tid, *top;
-    while (rc == 0 && PyDict_Next(frames, &pos, &tid, &top)) {
-        for (PyFrameObject* f = reinterpret_cast<PyFrameObject*>(Py_NewRef(top)); f;) {
-            PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
-            if (rc == 0) rc = collector.visit(code);
-            Py_DECREF(code);
-            PyFrameObject* back = PyFrame_GetBack(f);
-            Py_DECREF(f);
-            f = back;
-        }
-    }
-    Py_XDECREF(frames);
+    int rc = for_each_running_code([&](PyObject* code) { return collector.visit(code); });
     PyObject* objects = rc == 0 ? heap_objects() : nullptr;
     if (!objects) rc = -1;
     const Py_ssize_t n = objects ? PyList_GET_SIZE(objects) : 0;
