@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Overhead of an armed but never hit breakpoint: pdb against dpdb's engine.
 
-usage: python bench/overhead.py [--runs N] [--engine STRATEGY] [INTERPRETER[=PYTHONPATH] ...]
+usage: python bench/overhead.py [--runs N] [--engine STRATEGY[,STRATEGY...]] [--workloads W,...]
+                                [--configs C,...] [INTERPRETER[=PYTHONPATH] ...]
 
 For every interpreter (default: this one) and workload (call-heavy, loop-heavy, stdlib-heavy;
 each sized to about one second bare), runs in fresh processes:
@@ -20,7 +21,9 @@ take minutes), the ratio is still against a bare run of that reduced size.
 
 PYTHONPATH after '=' is where that interpreter finds a dpdb package with its engine built.
 --engine sets DPDB_ENGINE for the dpdb configurations (default native; e.g. noswap on 3.11 for
-the engine without swap mode).
+the engine without swap mode); several, comma-separated, give each dpdb configuration a row per
+strategy, measured in the same rounds. --workloads and --configs measure only some cells (a
+single cell with many --runs resolves a few per cent where a whole table cannot).
 """
 import argparse
 import json
@@ -34,7 +37,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = ["pdb_other", "pdb_same", "dpdb_other", "dpdb_same"]
 WORKLOADS = ["call", "loop", "std"]
 PDB_REDUCTION = 40
-ENGINE = "native"
 
 
 def child(config, workload, size):
@@ -68,12 +70,12 @@ def child(config, workload, size):
     print(json.dumps({"seconds": elapsed}))
 
 
-def run_child(python, pythonpath, config, workload, size):
+def run_child(python, pythonpath, config, workload, size, engine="native"):
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     if config.startswith("dpdb"):
-        env["DPDB_ENGINE"] = ENGINE
+        env["DPDB_ENGINE"] = engine
     out = subprocess.run(
         [python, os.path.abspath(__file__), "--child", config, workload, str(size)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
@@ -97,22 +99,44 @@ def version_of(python):
         universal_newlines=True).strip()
 
 
-def measure(python, pythonpath, runs):
+def rows_of(configs, engines):
+    """(label, config, engine) per row: a dpdb configuration gets a row per strategy."""
+    rows = []
+    for config in configs:
+        if not config.startswith("dpdb"):
+            rows.append((config, config, None))
+            continue
+        for engine in engines:
+            label = config if len(engines) == 1 else "%s (%s)" % (config, engine)
+            rows.append((label, config, engine))
+    return rows
+
+
+def measure(python, pythonpath, runs, workloads, rows):
     cells = {}
-    for workload in WORKLOADS:
+    for workload in workloads:
         full = calibrate(python, pythonpath, workload)
-        for config in CONFIGS:
+        for label, config, engine in rows:
             reduced = config.startswith("pdb")
             size = max(1, full // PDB_REDUCTION) if reduced else full
             ratios = []
             for _ in range(runs):
                 bare = run_child(python, pythonpath, "bare", workload, size)
-                debugged = run_child(python, pythonpath, config, workload, size)
+                debugged = run_child(python, pythonpath, config, workload, size, engine)
                 ratios.append(debugged / bare)
-            cells[config, workload] = (statistics.median(ratios), reduced)
-            print("  %s %-10s %-4s %6.2fx" % (version_of(python), config, workload,
-                                              cells[config, workload][0]), file=sys.stderr)
+            cells[label, workload] = (statistics.median(ratios), reduced)
+            print("  %s %-10s %-4s %6.2fx" % (version_of(python), label, workload,
+                                              cells[label, workload][0]), file=sys.stderr)
     return cells
+
+
+def names(text, known):
+    chosen = text.split(",")
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        raise argparse.ArgumentTypeError("unknown: %s (known: %s)" % (
+            ", ".join(unknown), ", ".join(known)))
+    return chosen
 
 
 def fmt(ratio, reduced):
@@ -127,22 +151,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="rounds per cell (median)")
     parser.add_argument("--engine", default="native",
-                        help="DPDB_ENGINE for the dpdb configurations (default native)")
+                        help="DPDB_ENGINE for the dpdb configurations, comma-separated for a row "
+                             "each (default native)")
+    parser.add_argument("--workloads", type=lambda t: names(t, WORKLOADS), default=WORKLOADS,
+                        help="comma-separated, of %s (default all)" % ", ".join(WORKLOADS))
+    parser.add_argument("--configs", type=lambda t: names(t, CONFIGS), default=CONFIGS,
+                        help="comma-separated, of %s (default all)" % ", ".join(CONFIGS))
     parser.add_argument("interpreters", nargs="*", default=[sys.executable])
     args = parser.parse_args()
-    global ENGINE
-    ENGINE = args.engine
+    rows = rows_of(args.configs, args.engine.split(","))
     results = []
     for spec in args.interpreters:
         python, _, pythonpath = spec.partition("=")
         version = version_of(python)
         print("measuring %s (%s)" % (version, python), file=sys.stderr)
-        results.append((version, measure(python, pythonpath, args.runs)))
-    header = ["config"] + ["%s %s" % (v, w) for v, _ in results for w in WORKLOADS]
+        results.append((version, measure(python, pythonpath, args.runs, args.workloads, rows)))
+    header = ["config"] + ["%s %s" % (v, w) for v, _ in results for w in args.workloads]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for config in CONFIGS:
-        row = [config] + [fmt(*cells[config, w]) for _, cells in results for w in WORKLOADS]
+    for label, _, _ in rows:
+        row = [label] + [fmt(*cells[label, w]) for _, cells in results for w in args.workloads]
         print("| " + " | ".join(row) + " |")
 
 

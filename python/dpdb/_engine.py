@@ -23,7 +23,8 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     evaluator at all: the functions themselves get the patched code ("swap mode", because any
     evaluator costs 3.11 its inlined Python-to-Python calls); on 3.12 no global event at all
     while only breakpoints are armed ("scan mode", because a global PY_START costs 3.12's
-    call-heavy code a few per cent for good);
+    call-heavy code a few per cent for good), and the superinstructions that sys.monitoring
+    takes out of a code object put back once its events are off;
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
@@ -31,6 +32,10 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     3.12+ only: ``native`` without 3.12's scan mode (the code of breakpoint files is found by a
     global PY_START event, which leaves call-heavy code on 3.12 a few per cent slower, instead of
     heap scans, a code watcher and an audit hook); the same as ``native`` on 3.13;
+``nosuper``
+    3.12 only: ``native`` without putting superinstructions back: a code object that had events
+    (the code of a breakpoint file) keeps running a few per cent slower after it answered
+    DISABLE; the same as ``native`` on 3.13;
 ``gate``
     3.9-3.11 only: the PEP 523 evaluator without the bytecode checks: frames of code holding
     breakpoints run under the C trace function;
@@ -55,10 +60,10 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "noswap", "noscan", "gate", "tracer", "bdb")
+STRATEGIES = ("native", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
 LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
-MONITORING_STRATEGIES = ("noscan",)
+MONITORING_STRATEGIES = ("noscan", "nosuper")
 
 try:
     from dpdb import _engine_native as _native
@@ -164,7 +169,8 @@ def _ensure_initialised(strategy):
             _initialised = True
         _native.allow(gate=strategy in ("native", "noswap", "gate"),
                       patch=strategy in ("native", "noswap"), swap=strategy == "native",
-                      scan=strategy == "native")
+                      scan=strategy in ("native", "nosuper"),
+                      superinstructions=strategy in ("native", "noscan"))
         _watch_bplist()
 
 

@@ -106,6 +106,8 @@ struct State {
     std::uint64_t scans = 0;
     std::uint64_t scan_codes = 0;
     std::string scan_blocker;
+    // 3.12 (monitoring.cpp): superinstructions put back after sys.monitoring took them out.
+    std::uint64_t superinstructions = 0;
 };
 
 State& state();
@@ -148,6 +150,8 @@ struct Mechanisms {
     bool swap = true;
     // 3.12: scan mode (code of breakpoint files found without a global PY_START; monitoring.cpp).
     bool scan = true;
+    // 3.12: superinstructions put back into code objects whose events were taken out.
+    bool superinstructions = true;
 };
 void backend_allow(const Mechanisms& allowed);
 // The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.

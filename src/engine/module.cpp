@@ -42,15 +42,17 @@ NB_MODULE(_engine_native, m) {
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
         "allow",
-        [](bool gate, bool patch, bool swap, bool scan) {
-            backend_allow(Mechanisms{gate, patch, swap, scan});
+        [](bool gate, bool patch, bool swap, bool scan, bool superinstructions) {
+            backend_allow(Mechanisms{gate, patch, swap, scan, superinstructions});
         },
         nb::kw_only(), nb::arg("gate"), nb::arg("patch"), nb::arg("swap"), nb::arg("scan"),
+        nb::arg("superinstructions"),
         "What the strategy lets the engine use. 3.9-3.11: the PEP 523 gate in front of the C "
         "tracer, behind it the breakpoint checks compiled into the bytecode, and (3.11) swap "
         "mode: functions given the patched code, with no evaluator installed while that is safe. "
         "3.12: scan mode: code of breakpoint files found by heap scans, a code watcher and an "
-        "audit hook instead of a global PY_START.");
+        "audit hook instead of a global PY_START; superinstructions: the superinstructions that "
+        "sys.monitoring took out of a code object put back once its events are off.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;
@@ -68,6 +70,7 @@ NB_MODULE(_engine_native, m) {
         d["scans"] = st.scans;
         d["scan_codes"] = st.scan_codes;
         d["scan_blocker"] = st.scan_blocker;
+        d["superinstructions"] = st.superinstructions;
         return d;
     });
 }

@@ -17,6 +17,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
+#include "engine/superinstructions.hpp"
 
 namespace dpdb::engine {
 namespace {
@@ -69,6 +70,11 @@ struct Monitoring {
     std::vector<std::string> frozen_files;
     // Their code objects (strong): found by the last heap scan or seen by the hooks since.
     std::unordered_set<PyObject*> scan_codes;
+    // 3.12: code objects that lost events (answered DISABLE, or had their local events taken
+    // back), strong, whose superinstructions are put back once CPython has taken the events out.
+    bool restore_allowed = true;
+    bool restore_scheduled = false;
+    std::unordered_set<PyObject*> to_restore;
 };
 
 Monitoring& mon() {
@@ -79,7 +85,59 @@ Monitoring& mon() {
 PyObject* none() {
     Py_RETURN_NONE;
 }
-PyObject* disable() {
+// ---- superinstructions (3.12) ----
+//
+// Every code object whose events change loses its superinstructions (superinstructions.hpp), so
+// the code of a breakpoint file, and on 3.12 under a global PY_START every code object, would run
+// a few per cent slower for good after it answered DISABLE. CPython takes an event out after the
+// callback returned, so the superinstructions go back later, from a pending call: the next time
+// any thread of the interpreter checks for one (at a call or a backward jump).
+
+#if PY_VERSION_HEX < 0x030D0000
+// CPython 3.12 exports it (PyAPI_FUNC in internal/pycore_ceval.h); unlike Py_AddPendingCall,
+// which only the main thread serves, it can be served by any thread, so the code of worker
+// threads gets its superinstructions back while the main thread waits in a join.
+extern "C" int _PyEval_AddPendingCall(PyInterpreterState* interp, int (*func)(void*), void* arg,
+                                      int mainthreadonly);
+constexpr bool kRestoreSuperinstructions = true;
+#else
+constexpr bool kRestoreSuperinstructions = false;
+#endif
+
+// Runs as a pending call: with the GIL, between two instructions of some thread, and must not
+// raise into the code that thread runs.
+int restore_pending(void*) {
+    Monitoring& m = mon();
+    m.restore_scheduled = false;
+    std::unordered_set<PyObject*> codes;
+    codes.swap(m.to_restore);
+    PyObject* pending = PyErr_GetRaisedException();
+    for (PyObject* code : codes) {
+        int restored = restore_superinstructions(code);
+        if (restored < 0)
+            PyErr_WriteUnraisable(code);
+        else
+            state().superinstructions += static_cast<std::uint64_t>(restored);
+        Py_DECREF(code);
+    }
+    PyErr_SetRaisedException(pending);
+    return 0;
+}
+
+void restore_later(PyObject* code) {
+    Monitoring& m = mon();
+    if (!kRestoreSuperinstructions || !m.restore_allowed) return;
+    if (m.to_restore.insert(code).second) Py_INCREF(code);
+    if (m.restore_scheduled) return;
+#if PY_VERSION_HEX < 0x030D0000
+    m.restore_scheduled =
+        _PyEval_AddPendingCall(PyInterpreterState_Get(), restore_pending, nullptr, 0) == 0;
+#endif
+}
+
+// DISABLE for the event `code` is answering.
+PyObject* disable(PyObject* code) {
+    restore_later(code);
     return Py_NewRef(mon().disable);
 }
 
@@ -116,6 +174,7 @@ int clear_locals() {
     int rc = 0;
     for (auto& [code, events] : local) {
         if (rc == 0 && call_monitoring(m.set_local_events, code, 0) < 0) rc = -1;
+        restore_later(code);
         Py_DECREF(code);
     }
     return rc;
@@ -420,19 +479,19 @@ PyObject* deliver_line(PyObject* code, int line, Event event) {
 
 PyObject* on_start(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
-    if (!st.armed) return disable();
     PyObject* code = args[0];
+    if (!st.armed) return disable(code);
     if (!st.breaks.empty() && discover(code) < 0) return nullptr;
-    if (!st.any_calls) return disable();
+    if (!st.any_calls) return disable(code);
     return deliver(code, Event::kCall, Py_None);
 }
 
 PyObject* on_resume(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
-    if (!st.armed) return disable();
     PyObject* code = args[0];
+    if (!st.armed) return disable(code);
     if (!st.breaks.empty() && discover(code) < 0) return nullptr;
-    if (!st.any_calls && !is_step_code(code)) return disable();
+    if (!st.any_calls && !is_step_code(code)) return disable(code);
     return deliver(code, Event::kCall, Py_None);
 }
 
@@ -448,7 +507,7 @@ bool steps_through(PyObject* code) {
 }
 
 PyObject* on_return(PyObject*, PyObject* const* args, Py_ssize_t) {
-    if (!steps_through(args[0])) return disable();
+    if (!steps_through(args[0])) return disable(args[0]);
     return deliver(args[0], Event::kReturn, args[2]);
 }
 
@@ -478,18 +537,18 @@ PyObject* on_raise(PyObject*, PyObject* const* args, Py_ssize_t) {
 }
 
 PyObject* on_stop_iteration(PyObject*, PyObject* const* args, Py_ssize_t) {
-    if (!wants_exceptions(args[0])) return disable();
+    if (!wants_exceptions(args[0])) return disable(args[0]);
     return exception_event(args[0], args[2]);
 }
 
 PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
-    if (!st.armed) return disable();
     PyObject* code = args[0];
+    if (!st.armed) return disable(code);
     int line = PyLong_AsLong(args[1]);
     CodeInfo* info = code_info(code);
     if (!info) return nullptr;
-    if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code)) return disable();
+    if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code)) return disable(code);
     bool learning = info->all_lines;
     PyObject* result = deliver_line(code, line, Event::kLine);
     // bdb may have learned a function's first executable line from this event: the next event
@@ -502,17 +561,17 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
 // (one-line loops); CPython's legacy tracer does it from JUMP, and so must we.
 PyObject* on_jump(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
-    if (!st.armed) return disable();
     PyObject* code = args[0];
+    if (!st.armed) return disable(code);
     int from = PyLong_AsLong(args[1]);
     int to = PyLong_AsLong(args[2]);
-    if (to > from) return disable();
+    if (to > from) return disable(code);
     auto* co = reinterpret_cast<PyCodeObject*>(code);
     int to_line = PyCode_Addr2Line(co, to);
-    if (to_line < 0 || to_line != PyCode_Addr2Line(co, from)) return disable();
+    if (to_line < 0 || to_line != PyCode_Addr2Line(co, from)) return disable(code);
     CodeInfo* info = code_info(code);
     if (!info) return nullptr;
-    if (!info->is_bp_line(to_line) && !st.any_stepping && !is_step_code(code)) return disable();
+    if (!info->is_bp_line(to_line) && !st.any_stepping && !is_step_code(code)) return disable(code);
     return deliver_line(code, to_line, Event::kLine);
 }
 
@@ -609,6 +668,7 @@ int backend_init() {
         Py_DECREF(r);
     }
     Py_DECREF(register_callback);
+    if (kRestoreSuperinstructions && superinstructions_init() < 0) return -1;
     if (kScanMode) {
         // Once per process (an audit hook cannot be removed): both return at once while no
         // breakpoint file is armed in scan mode. Without them the engine uses PY_START.
@@ -669,6 +729,7 @@ int backend_reconfigure() {
 
 void backend_allow(const Mechanisms& allowed) {
     mon().scan_allowed = allowed.scan;
+    mon().restore_allowed = allowed.superinstructions;
 }
 
 PyObject* backend_checker() {

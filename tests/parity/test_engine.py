@@ -383,3 +383,20 @@ def test_function_breakpoint_lets_only_its_learned_line_through(mode):
         assert forwarded > 1000, (first, second)
     else:
         assert forwarded == 1, (first, second)
+
+
+@needs_native
+@pytest.mark.skipif(not SCAN, reason="3.12 takes superinstructions apart for good")
+@pytest.mark.parametrize("mode", ["native", "noscan", "nosuper"])
+def test_superinstructions_come_back_after_the_events_go(mode):
+    # pair() had line events (a breakpoint in its file) and answered DISABLE on each line, in a
+    # thread while the main thread waited in join(): CPython took its superinstructions apart,
+    # and the engine puts back all four pairs that code creation made, unless told not to.
+    rc, out = run_driver("dpdb", "superinstructions.py", [
+        "b 19", "c", "p created, fused", STATS, "cl", "y", "c"], engine=mode)
+    assert out.rstrip().endswith("run 12"), out
+    (stats,) = stats_printed(out)
+    if mode == "nosuper":
+        assert "(Pdb) (4, 0)\n" in out and stats["superinstructions"] == 0, out
+    else:
+        assert "(Pdb) (4, 4)\n" in out and stats["superinstructions"] >= 4, out
