@@ -11,12 +11,14 @@ from conftest import PROGRAMS, native_import_error, run_driver
 from dpdb import _engine
 
 LEGACY = sys.version_info < (3, 12)
-NATIVE_MODES = ["native"] + (["noswap", "gate", "tracer"] if LEGACY else ["noscan"])
+NATIVE_MODES = ["native"] + (["noswap", "gate", "tracer"] if LEGACY else ["noscan", "nosuper"])
 # Strategies that compile breakpoint checks into the bytecode on 3.9-3.11.
 PATCHING = ("native", "noswap")
 # 3.11's swap mode and 3.12's scan mode: the default strategy only.
 SWAP = sys.version_info[:2] == (3, 11)
 SCAN = sys.version_info[:2] == (3, 12)
+# Strategies with 3.12's scan mode.
+SCANNING = ("native", "nosuper")
 
 needs_native = pytest.mark.skipif(
     native_import_error() is not None,
@@ -74,7 +76,7 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-@pytest.mark.parametrize("special", ["noswap", "gate", "tracer", "noscan"])
+@pytest.mark.parametrize("special", ["noswap", "gate", "tracer", "noscan", "nosuper"])
 def test_strategy_switch(monkeypatch, special):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
@@ -243,7 +245,7 @@ def test_swap_mode_other_modules(mode):
     # Scan mode: one scan per set of breakpoint files; the later module's code comes from the
     # code watcher (hot, make_adder, add, Box, __init__, bump, gen, loop: 7 of swapmod's eight
     # code objects are alive, the module's own code is gone; then late and swaplate's module).
-    if mode == "native" and SCAN:
+    if mode in SCANNING and SCAN:
         assert first["scan"] and first["scans"] == 1 and first["scan_codes"] == 7, first
         assert second["scan"] and second["scans"] == 2 and second["scan_codes"] == 9, second
     else:
@@ -316,7 +318,7 @@ def test_swap_mode_hands_a_later_import_to_the_gate(mode, load, tmp_path):
     else:
         assert not before["swap"] and not after["swap"], (before, after)
     # Scan mode: swaplate's code objects were made after the scan; the code watcher kept them.
-    if mode == "native" and SCAN:
+    if mode in SCANNING and SCAN:
         assert before["scan"] and after["scan"] and after["scans"] == before["scans"], (before,
                                                                                       after)
         assert after["scan_codes"] > before["scan_codes"], (before, after)
@@ -334,7 +336,7 @@ def test_code_compiled_before_the_breakpoint_and_run_after_it(mode):
     assert "scanheld.py(2)later()" in out and "(Pdb) 2\n" in out, out
     assert "swapmod.py(4)hot()" in out and out.rstrip().endswith("hot 1"), out
     (stats,) = stats_printed(out)
-    assert stats["scan"] == (mode == "native" and SCAN), stats
+    assert stats["scan"] == (mode in SCANNING and SCAN), stats
 
 
 @needs_native
@@ -348,7 +350,7 @@ def test_breakpoint_after_gc_freeze(mode):
     assert out.rstrip().endswith("hot 1"), out
     (stats,) = stats_printed(out)
     assert not stats["scan"], stats
-    if mode == "native" and SCAN:
+    if mode in SCANNING and SCAN:
         assert stats["scan_blocker"] == "gc.freeze()", stats
 
 
@@ -361,7 +363,7 @@ def test_armed_breakpoints_enable_no_global_event_in_scan_mode(mode):
     rc, out = run_driver("dpdb", "scan_events.py", ["b swapmod.py:21", "c"], engine=mode)
     assert "hot 1" in out, out
     line_and_jump = (1 << 5) | (1 << 7)
-    if mode == "native" and SCAN:
+    if mode in SCANNING and SCAN:
         assert "global events [0]" in out, out
         assert "local events: main 0, bump %d" % line_and_jump in out, out
     else:
