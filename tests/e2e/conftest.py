@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,10 @@ def dpdb_executable():
 DPDB = dpdb_executable()
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def program(name):
     return os.path.join(PROGRAMS, name)
 
@@ -69,9 +74,13 @@ class Session:
         command = list(args)
         if command[0] == "dpdb":
             command[0] = DPDB
+        # As a shell gives a job it runs in the foreground: Ctrl-C at its default. A test run
+        # started in the background by a non-interactive shell (CI's, or `dev/test &`) has SIGINT
+        # ignored, which every program would inherit, and then nothing Ctrl-C does could happen.
         child = pexpect.spawn(command[0], command[1:], env=dict(self.env, **(env or {})),
                               cwd=cwd or self.root, encoding="utf-8", timeout=timeout,
-                              dimensions=dimensions, codec_errors="replace")
+                              dimensions=dimensions, codec_errors="replace",
+                              preexec_fn=_default_sigint)
         child.logfile_read = io.StringIO()  # the whole transcript, shown when a test fails
         child.name = " ".join(args)
         self.children.append(child)
