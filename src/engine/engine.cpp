@@ -5,22 +5,9 @@
 #include "engine/frame_access.hpp"
 #include "engine/patch.hpp"
 
-#if PY_VERSION_HEX >= 0x030C0000
-#define DPDB_GET_EXTRA PyUnstable_Code_GetExtra
-#define DPDB_SET_EXTRA PyUnstable_Code_SetExtra
-#define DPDB_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
-#else
-#define DPDB_GET_EXTRA _PyCode_GetExtra
-#define DPDB_SET_EXTRA _PyCode_SetExtra
-#define DPDB_EXTRA_INDEX _PyEval_RequestCodeExtraIndex
-#endif
-
 namespace dpdb::engine {
 
-State& state() {
-    static State s;
-    return s;
-}
+State g_state;
 
 bool CodeInfo::is_bp_line(int line) const {
     if (!in_bp_file) return false;

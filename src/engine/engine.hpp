@@ -12,6 +12,16 @@
 #include <unordered_map>
 #include <vector>
 
+#if PY_VERSION_HEX >= 0x030C0000
+#define DPDB_GET_EXTRA PyUnstable_Code_GetExtra
+#define DPDB_SET_EXTRA PyUnstable_Code_SetExtra
+#define DPDB_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
+#else
+#define DPDB_GET_EXTRA _PyCode_GetExtra
+#define DPDB_SET_EXTRA _PyCode_SetExtra
+#define DPDB_EXTRA_INDEX _PyEval_RequestCodeExtraIndex
+#endif
+
 namespace dpdb::engine {
 
 struct Patch;
@@ -110,7 +120,12 @@ struct State {
     std::uint64_t superinstructions = 0;
 };
 
-State& state();
+// One per process, touched only with the GIL held. A plain global rather than a function-local
+// static: the frame evaluator reads it at every call, where a guard check costs.
+extern State g_state;
+inline State& state() {
+    return g_state;
+}
 
 int engine_init(PyObject* canonic);
 int engine_refresh();
@@ -122,6 +137,31 @@ bool is_step_code(PyObject* code);
 // Session of the calling thread, or null.
 Session* current_session();
 CodeInfo* code_info(PyObject* code);
+// This generation's CodeInfo of `code` if it is already known, else null (never an exception):
+// the evaluator's common case, without code_info's work on a miss.
+#if PY_VERSION_HEX < 0x030C0000
+// CPython's _PyCodeObjectExtra (internal/pycore_code.h, the same from 3.6 to 3.11), read in
+// place of _PyCode_GetExtra's call, which the 3.9-3.11 evaluator would make at every call.
+struct CodeExtraMirror {
+    Py_ssize_t ce_size;
+    void* ce_extras[1];
+};
+inline void* code_extra(PyObject* code, Py_ssize_t index) {
+    const auto* extra =
+        static_cast<const CodeExtraMirror*>(reinterpret_cast<PyCodeObject*>(code)->co_extra);
+    return extra && index >= 0 && index < extra->ce_size ? extra->ce_extras[index] : nullptr;
+}
+#else
+inline void* code_extra(PyObject* code, Py_ssize_t index) {
+    void* extra = nullptr;
+    if (DPDB_GET_EXTRA(code, index, &extra) < 0) PyErr_Clear();
+    return extra;
+}
+#endif
+inline CodeInfo* known_code_info(PyObject* code) {
+    auto* info = static_cast<CodeInfo*>(code_extra(code, g_state.extra_index));
+    return info && info->generation == g_state.generation ? info : nullptr;
+}
 // Whether a raw co_filename (a str) names a file holding breakpoints: 1, 0, or -1 with an
 // exception set.
 int is_bp_filename(PyObject* filename);
