@@ -97,6 +97,7 @@ PyObject* none() {
 // CPython 3.12 exports it (PyAPI_FUNC in internal/pycore_ceval.h); unlike Py_AddPendingCall,
 // which only the main thread serves, it can be served by any thread, so the code of worker
 // threads gets its superinstructions back while the main thread waits in a join.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): CPython's own name for it.
 extern "C" int _PyEval_AddPendingCall(PyInterpreterState* interp, int (*func)(void*), void* arg,
                                       int mainthreadonly);
 constexpr bool kRestoreSuperinstructions = true;
