@@ -75,6 +75,10 @@ struct Monitoring {
     bool restore_allowed = true;
     bool restore_scheduled = false;
     std::unordered_set<PyObject*> to_restore;
+    // 3.12: code objects that ran while some session needed every call (strong). The global
+    // events of a step instrumented them, and once those are switched off CPython takes them out
+    // only at the code's next call, without a callback to restore after.
+    std::unordered_set<PyObject*> ran_under_global_events;
 };
 
 Monitoring& mon() {
@@ -136,6 +140,12 @@ void restore_later(PyObject* code) {
 #endif
 }
 
+void keep_for_restore_after_stepping(PyObject* code) {
+    Monitoring& m = mon();
+    if (!kRestoreSuperinstructions || !m.restore_allowed) return;
+    if (m.ran_under_global_events.insert(code).second) Py_INCREF(code);
+}
+
 // DISABLE for the event `code` is answering.
 PyObject* disable(PyObject* code) {
     restore_later(code);
@@ -163,6 +173,26 @@ int add_local(PyObject* code, int events) {
         it->second |= events;
     }
     return 0;
+}
+
+// After a step: brings the instrumentation of the code that ran meanwhile up to date now (a
+// change of its local events makes CPython re-instrument it at once; changed back, it ends with
+// the events it had), so that its superinstructions can go back. Returns -1 with an exception.
+int restore_after_stepping() {
+    Monitoring& m = mon();
+    std::unordered_set<PyObject*> codes;
+    codes.swap(m.ran_under_global_events);
+    int rc = 0;
+    for (PyObject* code : codes) {
+        auto it = m.local.find(code);
+        const int events = it == m.local.end() ? 0 : it->second;
+        if (rc == 0 && (call_monitoring(m.set_local_events, code, events ^ bit(kPyReturn)) < 0 ||
+                        call_monitoring(m.set_local_events, code, events) < 0))
+            rc = -1;
+        if (rc == 0) restore_later(code);
+        Py_DECREF(code);
+    }
+    return rc;
 }
 
 // The containers of code objects below are taken out before they are walked: a call into the
@@ -484,6 +514,7 @@ PyObject* on_start(PyObject*, PyObject* const* args, Py_ssize_t) {
     if (!st.armed) return disable(code);
     if (!st.breaks.empty() && discover(code) < 0) return nullptr;
     if (!st.any_calls) return disable(code);
+    keep_for_restore_after_stepping(code);
     return deliver(code, Event::kCall, Py_None);
 }
 
@@ -493,6 +524,7 @@ PyObject* on_resume(PyObject*, PyObject* const* args, Py_ssize_t) {
     if (!st.armed) return disable(code);
     if (!st.breaks.empty() && discover(code) < 0) return nullptr;
     if (!st.any_calls && !is_step_code(code)) return disable(code);
+    keep_for_restore_after_stepping(code);
     return deliver(code, Event::kCall, Py_None);
 }
 
@@ -720,6 +752,9 @@ int backend_reconfigure() {
     PyObject* r = PyObject_CallNoArgs(m.restart_events);
     if (!r) return -1;
     Py_DECREF(r);
+    if (!(st.armed && st.any_calls) && !m.ran_under_global_events.empty() &&
+        restore_after_stepping() < 0)
+        return -1;
     m.applied = true;
     m.generation = st.generation;
     m.global_events = global;

@@ -402,3 +402,17 @@ def test_superinstructions_come_back_after_the_events_go(mode):
         assert "(Pdb) (4, 0)\n" in out and stats["superinstructions"] == 0, out
     else:
         assert "(Pdb) (4, 4)\n" in out and stats["superinstructions"] >= 4, out
+
+
+@needs_native
+@pytest.mark.skipif(not SCAN, reason="3.12 takes superinstructions apart for good")
+@pytest.mark.parametrize("mode", ["native", "noscan", "nosuper"])
+def test_superinstructions_come_back_after_a_step(mode):
+    # 's' steps into pair(), which starts under the step's global events and gets every event
+    # (none answered DISABLE); once 'c' switched them off, CPython takes them out of pair() with
+    # no callback: the engine brings its instrumentation up to date at once and puts its pairs
+    # back.
+    rc, out = run_driver("dpdb", "superinstructions_step.py", [
+        "s", "c", "p created, after", "c"], engine=mode)
+    assert "total 602 " in out, out
+    assert "(Pdb) (4, %d)\n" % (0 if mode == "nosuper" else 4) in out, out
