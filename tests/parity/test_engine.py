@@ -395,7 +395,7 @@ def test_superinstructions_come_back_after_the_events_go(mode):
     # thread while the main thread waited in join(): CPython took its superinstructions apart,
     # and the engine puts back all four pairs that code creation made, unless told not to.
     rc, out = run_driver("dpdb", "superinstructions.py", [
-        "b 19", "c", "p created, fused", STATS, "cl", "y", "c"], engine=mode)
+        "b superpair.py:16", "c", "p created, fused", STATS, "cl", "y", "c"], engine=mode)
     assert out.rstrip().endswith("run 12"), out
     (stats,) = stats_printed(out)
     if mode == "nosuper":

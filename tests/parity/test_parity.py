@@ -131,7 +131,8 @@ SCENARIOS = {
     # 3.12: superinstructions put back in code that had events (DPDB_ENGINE=nosuper leaves them
     # out); a breakpoint set later, a step and a jump still see the lines they start.
     "superinstructions": ("superinstructions.py", [
-        "b 19", "c", "b 12", "c", "p x", "n", "p y", "j 12", "n", "p y", "c", "p a", "c", "c",
+        "b superpair.py:16", "c", "b superpair.py:9", "c", "p x", "n", "p y", "j 9", "n", "p y",
+        "c", "p a", "c", "c",
         "cl", "y", "c",
     ]),
     "one_line_loops": ("oneline.py", [

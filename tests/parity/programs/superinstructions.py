@@ -1,36 +1,8 @@
-"""Lines that start with the second instruction of a superinstruction pair (3.12 fuses STORE_FAST
-x at the end of one line with LOAD_FAST x at the start of the next). The engine puts such pairs
-back after its events were taken out; a breakpoint set later, a step and a jump must still see
-every line."""
-import dis
-import sys
+"""The engine puts superinstruction pairs back after its events were taken out of superpair's
+code; a breakpoint set later, a step and a jump must still see every line."""
 import threading
 
-
-def pair(a):
-    x = a
-    y = x
-    z = y + 1
-    return z
-
-
-def never(n):
-    if n < 0:
-        print("never")
-    return n
-
-
-def run(times):
-    total = 0
-    for _ in range(times):
-        total += pair(3)
-    return total
-
-
-def fused_pairs(function):
-    if sys.version_info[:2] != (3, 12):
-        return None
-    return sum("__" in i.opname for i in dis.get_instructions(function, adaptive=True))
+from superpair import fused_pairs, never, pair, run
 
 
 def main():
