@@ -7,6 +7,8 @@
 
 #if PY_VERSION_HEX >= 0x030C0000
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -98,16 +100,24 @@ PyObject* none() {
 // any thread of the interpreter checks for one (at a call or a backward jump).
 
 #if PY_VERSION_HEX < 0x030D0000
-// CPython 3.12 exports it (PyAPI_FUNC in internal/pycore_ceval.h); unlike Py_AddPendingCall,
-// which only the main thread serves, it can be served by any thread, so the code of worker
-// threads gets its superinstructions back while the main thread waits in a join.
-// NOLINTNEXTLINE(bugprone-reserved-identifier): CPython's own name for it.
-extern "C" int _PyEval_AddPendingCall(PyInterpreterState* interp, int (*func)(void*), void* arg,
-                                      int mainthreadonly);
 constexpr bool kRestoreSuperinstructions = true;
 #else
 constexpr bool kRestoreSuperinstructions = false;
 #endif
+
+// Schedules `func` to run soon with the GIL. CPython 3.12 exports _PyEval_AddPendingCall
+// (PyAPI_FUNC in internal/pycore_ceval.h): unlike Py_AddPendingCall, which only the main thread
+// serves, its calls can be served by any thread, so the code of worker threads gets its
+// superinstructions back while the main thread waits in a join. Looked up when the engine
+// starts, so that an interpreter without it still loads the engine and uses Py_AddPendingCall.
+using AddPendingCall = int (*)(PyInterpreterState*, int (*)(void*), void*, int);
+AddPendingCall any_thread_pending_call = nullptr;
+
+int add_pending_call(int (*func)(void*)) {
+    if (any_thread_pending_call)
+        return any_thread_pending_call(PyInterpreterState_Get(), func, nullptr, 0);
+    return Py_AddPendingCall(func, nullptr);
+}
 
 // Runs as a pending call: with the GIL, between two instructions of some thread, and must not
 // raise into the code that thread runs.
@@ -134,10 +144,7 @@ void restore_later(PyObject* code) {
     if (!kRestoreSuperinstructions || !m.restore_allowed) return;
     if (m.to_restore.insert(code).second) Py_INCREF(code);
     if (m.restore_scheduled) return;
-#if PY_VERSION_HEX < 0x030D0000
-    m.restore_scheduled =
-        _PyEval_AddPendingCall(PyInterpreterState_Get(), restore_pending, nullptr, 0) == 0;
-#endif
+    m.restore_scheduled = add_pending_call(restore_pending) == 0;
 }
 
 void keep_for_restore_after_stepping(PyObject* code) {
@@ -701,7 +708,11 @@ int backend_init() {
         Py_DECREF(r);
     }
     Py_DECREF(register_callback);
-    if (kRestoreSuperinstructions && superinstructions_init() < 0) return -1;
+    if (kRestoreSuperinstructions) {
+        if (superinstructions_init() < 0) return -1;
+        any_thread_pending_call =
+            reinterpret_cast<AddPendingCall>(::dlsym(RTLD_DEFAULT, "_PyEval_AddPendingCall"));
+    }
     if (kScanMode) {
         // Once per process (an audit hook cannot be removed): both return at once while no
         // breakpoint file is armed in scan mode. Without them the engine uses PY_START.
