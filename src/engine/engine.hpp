@@ -71,6 +71,11 @@ struct CodeInfo {
     CodeInfo* patched_info = nullptr;
     // Set on such a copy only, for its whole life.
     std::unique_ptr<Patch> patch;
+#else
+    // 3.12+ (monitoring.cpp): the code's _co_instrumentation_version when all its
+    // superinstruction pairs were last put back; until CPython instruments it again, putting
+    // back the pairs around a line whose event was taken out suffices.
+    std::uint64_t restored_at_version = UINT64_MAX;
 #endif
 
     bool is_bp_line(int line) const;

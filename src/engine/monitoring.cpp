@@ -76,7 +76,8 @@ struct Monitoring {
     // back), strong, whose superinstructions are put back once CPython has taken the events out.
     bool restore_allowed = true;
     bool restore_scheduled = false;
-    std::unordered_set<PyObject*> to_restore;
+    // Code object -> the code units of lines whose event was taken out since.
+    std::unordered_map<PyObject*, std::vector<int>> to_restore;
     // 3.12: code objects that ran while some session needed every call (strong). The global
     // events of a step instrumented them, and once those are switched off CPython takes them out
     // only at the code's next call, without a callback to restore after.
@@ -121,14 +122,28 @@ int add_pending_call(int (*func)(void*)) {
 
 // Runs as a pending call: with the GIL, between two instructions of some thread, and must not
 // raise into the code that thread runs.
+// A code object is walked whole once after each time CPython instrumented it (which takes every
+// pair apart); after that, a line event taken out frees only the pairs around that line: a long
+// function answering DISABLE line after line is not walked once per line.
+int restore(PyObject* code, const std::vector<int>& line_starts) {
+    CodeInfo* info = known_code_info(code);  // no Python code runs in a pending call
+    const std::uint64_t version =
+        reinterpret_cast<PyCodeObject*>(code)->_co_instrumentation_version;
+    if (info && info->restored_at_version == version)
+        return restore_superinstructions_at(code, line_starts);
+    int restored = restore_superinstructions(code);
+    if (info && restored >= 0) info->restored_at_version = version;
+    return restored;
+}
+
 int restore_pending(void*) {
     Monitoring& m = mon();
     m.restore_scheduled = false;
-    std::unordered_set<PyObject*> codes;
+    std::unordered_map<PyObject*, std::vector<int>> codes;
     codes.swap(m.to_restore);
     PyObject* pending = PyErr_GetRaisedException();
-    for (PyObject* code : codes) {
-        int restored = restore_superinstructions(code);
+    for (auto& [code, line_starts] : codes) {
+        int restored = restore(code, line_starts);
         if (restored < 0)
             PyErr_WriteUnraisable(code);
         else
@@ -139,10 +154,13 @@ int restore_pending(void*) {
     return 0;
 }
 
-void restore_later(PyObject* code) {
+// `line_start` is the code unit of the line whose event is being taken out, or -1.
+void restore_later(PyObject* code, int line_start = -1) {
     Monitoring& m = mon();
     if (!kRestoreSuperinstructions || !m.restore_allowed) return;
-    if (m.to_restore.insert(code).second) Py_INCREF(code);
+    auto [it, added] = m.to_restore.try_emplace(code);
+    if (added) Py_INCREF(code);
+    if (line_start >= 0) it->second.push_back(line_start);
     if (m.restore_scheduled) return;
     m.restore_scheduled = add_pending_call(restore_pending) == 0;
 }
@@ -156,6 +174,15 @@ void keep_for_restore_after_stepping(PyObject* code) {
 // DISABLE for the event `code` is answering.
 PyObject* disable(PyObject* code) {
     restore_later(code);
+    return Py_NewRef(mon().disable);
+}
+
+// DISABLE for a line event: CPython points the frame at the line's first instruction before it
+// calls the tools. PyFrame_GetLasti counts bytes, two to a code unit.
+PyObject* disable_line(PyObject* code) {
+    PyFrameObject* frame = PyEval_GetFrame();
+    const int lasti = frame ? PyFrame_GetLasti(frame) : -1;
+    restore_later(code, lasti >= 0 ? lasti / 2 : -1);
     return Py_NewRef(mon().disable);
 }
 
@@ -588,7 +615,8 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     int line = PyLong_AsLong(args[1]);
     CodeInfo* info = code_info(code);
     if (!info) return nullptr;
-    if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code)) return disable(code);
+    if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code))
+        return disable_line(code);
     bool learning = info->all_lines;
     PyObject* result = deliver_line(code, line, Event::kLine);
     // bdb may have learned a function's first executable line from this event: the next event

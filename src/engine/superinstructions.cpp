@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace dpdb::engine {
 namespace {
@@ -80,36 +81,73 @@ int superinstructions_init() {
     return 0;
 }
 
+namespace {
+
+// The bytecode as compiled (co_code: base opcodes, caches zeroed, no instrumentation or
+// specialisation; CPython keeps it on the code object) beside the live one.
+class Bytecode {
+  public:
+    explicit Bytecode(PyCodeObject* co) : compiled_(PyCode_GetCode(co)), live_(_PyCode_CODE(co)) {
+        if (compiled_ && PyBytes_GET_SIZE(compiled_) / 2 == Py_SIZE(co)) units_ = Py_SIZE(co);
+    }
+    ~Bytecode() { Py_XDECREF(compiled_); }
+    Bytecode(const Bytecode&) = delete;
+    Bytecode& operator=(const Bytecode&) = delete;
+
+    bool failed() const { return compiled_ == nullptr; }
+    Py_ssize_t units() const { return units_; }
+    int base(Py_ssize_t unit) const {
+        return reinterpret_cast<const std::uint8_t*>(PyBytes_AS_STRING(compiled_))[2 * unit];
+    }
+    Py_ssize_t next(Py_ssize_t unit) const { return unit + 1 + cache_entries[base(unit)]; }
+
+    // Fuses the instructions at `first` and `second` (consecutive instruction starts) if code
+    // creation would have, and both are themselves in the live bytecode. Returns 1 if it did.
+    int fuse(Py_ssize_t first, Py_ssize_t second) {
+        const int superinstruction = fused(base(first), base(second));
+        std::uint8_t& opcode = live_[first].op.code;
+        if (!superinstruction || opcode != base(first) ||
+            base_of_pair_half(live_[second].op.code) != base(second))
+            return 0;
+        opcode = static_cast<std::uint8_t>(superinstruction);
+        return 1;
+    }
+
+  private:
+    PyObject* compiled_;
+    _Py_CODEUNIT* live_;
+    Py_ssize_t units_ = 0;
+};
+
+}  // namespace
+
 int restore_superinstructions(PyObject* code) {
     if (!cache_entries_read || !PyCode_Check(code)) return 0;
-    auto* co = reinterpret_cast<PyCodeObject*>(code);
-    // co_code is the bytecode as compiled: base opcodes, with no instrumentation and no
-    // specialisation in it (cached on the code object by CPython), so the walk sees where each
-    // instruction starts whatever the live bytecode holds.
-    PyObject* compiled = PyCode_GetCode(co);
-    if (!compiled) return -1;
-    const auto* base = reinterpret_cast<const std::uint8_t*>(PyBytes_AS_STRING(compiled));
-    const Py_ssize_t units = PyBytes_GET_SIZE(compiled) / 2;
-    if (units != Py_SIZE(co)) {
-        Py_DECREF(compiled);
-        return 0;
-    }
-    _Py_CODEUNIT* live = _PyCode_CODE(co);
+    Bytecode bytecode(reinterpret_cast<PyCodeObject*>(code));
+    if (bytecode.failed()) return -1;
     int restored = 0;
-    int previous = 0;
-    Py_ssize_t previous_at = -1;
-    for (Py_ssize_t i = 0; i < units; i += 1 + cache_entries[base[2 * i]]) {
-        const int opcode = base[2 * i];
-        const int superinstruction = previous_at >= 0 ? fused(previous, opcode) : 0;
-        std::uint8_t& first = live[previous_at >= 0 ? previous_at : 0].op.code;
-        if (superinstruction && first == previous && base_of_pair_half(live[i].op.code) == opcode) {
-            first = static_cast<std::uint8_t>(superinstruction);
-            ++restored;
-        }
-        previous = opcode;
-        previous_at = i;
+    for (Py_ssize_t i = 0, j = 0; i < bytecode.units(); i = j) {
+        j = bytecode.next(i);
+        if (j < bytecode.units()) restored += bytecode.fuse(i, j);
     }
-    Py_DECREF(compiled);
+    return restored;
+}
+
+int restore_superinstructions_at(PyObject* code, const std::vector<int>& starts) {
+    if (!cache_entries_read || !PyCode_Check(code)) return 0;
+    Bytecode bytecode(reinterpret_cast<PyCodeObject*>(code));
+    if (bytecode.failed()) return -1;
+    int restored = 0;
+    const Py_ssize_t units = bytecode.units();
+    for (int start : starts) {
+        if (start < 0 || start >= units) continue;
+        // Every unit of co_code is an instruction start but a cache, which reads as opcode 0
+        // (CACHE) and pairs with nothing: the unit before is the previous instruction, if it
+        // can begin a pair (none of the five has caches).
+        if (start > 0) restored += bytecode.fuse(start - 1, start);
+        const Py_ssize_t after = bytecode.next(start);
+        if (after < units) restored += bytecode.fuse(start, after);
+    }
     return restored;
 }
 
@@ -124,6 +162,10 @@ int superinstructions_init() {
 }
 
 int restore_superinstructions(PyObject*) {
+    return 0;
+}
+
+int restore_superinstructions_at(PyObject*, const std::vector<int>&) {
     return 0;
 }
 

@@ -13,6 +13,8 @@
 
 #include <Python.h>
 
+#include <vector>
+
 namespace dpdb::engine {
 
 // Reads the sizes of the inline caches from the opcode module. Returns -1 with an exception set.
@@ -25,5 +27,10 @@ int superinstructions_init();
 // superinstructions out before it instruments a line. Returns the pairs fused, or -1 with an
 // exception set. Does nothing (returns 0) on other versions.
 int restore_superinstructions(PyObject* code);
+
+// The same for the pairs around the instructions that start at these code units only: where a
+// line event was just taken out of an instruction that had kept its pairs apart since the last
+// whole restore.
+int restore_superinstructions_at(PyObject* code, const std::vector<int>& starts);
 
 }  // namespace dpdb::engine

@@ -29,3 +29,18 @@ def fused_pairs(function):
     if sys.version_info[:2] != (3, 12):
         return None
     return sum("__" in i.opname for i in dis.get_instructions(function, adaptive=True))
+
+
+def tick():
+    return None
+
+
+def spaced(a):
+    # A call between its lines lets the engine's pending call run between two of the DISABLEs:
+    # the pair that ends a line and starts the next goes back only once that line's event is out.
+    x = a
+    tick()
+    y = x
+    w = y
+    tick()
+    return w
