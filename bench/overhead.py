@@ -22,7 +22,7 @@ take minutes), the ratio is still against a bare run of that reduced size.
 PYTHONPATH after '=' is where that interpreter finds a dpdb package with its engine built.
 --engine sets DPDB_ENGINE for the dpdb configurations (default native; e.g. noswap on 3.11 for
 the engine without swap mode); several, comma-separated, give each dpdb configuration a row per
-strategy, measured in the same rounds. --workloads and --configs measure only some cells (a
+strategy, each paired with bare runs of its own as above. --workloads and --configs measure only some cells (a
 single cell with many --runs resolves a few per cent where a whole table cannot).
 """
 import argparse

@@ -371,11 +371,9 @@ int learn_function_lines(PyObject* canonic, PyObject* code, CodeInfo* info) {
 }  // namespace
 
 CodeInfo* code_info(PyObject* code) {
+    if (CodeInfo* known = known_code_info(code)) return known;
     State& st = state();
-    void* extra = nullptr;
-    if (DPDB_GET_EXTRA(code, st.extra_index, &extra) < 0) return nullptr;
-    auto* info = static_cast<CodeInfo*>(extra);
-    if (info && info->generation == st.generation) return info;
+    auto* info = static_cast<CodeInfo*>(code_extra(code, st.extra_index));
     if (!info) {
         info = new CodeInfo;
         if (DPDB_SET_EXTRA(code, st.extra_index, info) < 0) {

@@ -72,11 +72,12 @@ struct Monitoring {
     std::vector<std::string> frozen_files;
     // Their code objects (strong): found by the last heap scan or seen by the hooks since.
     std::unordered_set<PyObject*> scan_codes;
-    // 3.12: code objects that lost events (answered DISABLE, or had their local events taken
-    // back), strong, whose superinstructions are put back once CPython has taken the events out.
+    // 3.12: the strategy lets superinstructions be put back; a pending call to do it is queued.
     bool restore_allowed = true;
     bool restore_scheduled = false;
-    // Code object -> the code units of lines whose event was taken out since.
+    // 3.12: code objects that lost events (answered DISABLE, or had their local events taken
+    // back), strong, whose superinstructions are put back once CPython has taken the events out,
+    // each with the code units of the lines whose event was taken out since.
     std::unordered_map<PyObject*, std::vector<int>> to_restore;
     // 3.12: code objects that ran while some session needed every call (strong). The global
     // events of a step instrumented them, and once those are switched off CPython takes them out
@@ -120,8 +121,6 @@ int add_pending_call(int (*func)(void*)) {
     return Py_AddPendingCall(func, nullptr);
 }
 
-// Runs as a pending call: with the GIL, between two instructions of some thread, and must not
-// raise into the code that thread runs.
 // A code object is walked whole once after each time CPython instrumented it (which takes every
 // pair apart); after that, a line event taken out frees only the pairs around that line: a long
 // function answering DISABLE line after line is not walked once per line.
@@ -136,6 +135,8 @@ int restore(PyObject* code, const std::vector<int>& line_starts) {
     return restored;
 }
 
+// Runs as a pending call: with the GIL, between two instructions of some thread, and must not
+// raise into the code that thread runs.
 int restore_pending(void*) {
     Monitoring& m = mon();
     m.restore_scheduled = false;
