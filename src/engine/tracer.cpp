@@ -169,13 +169,21 @@ PyObject* borrowed_code(PyFrameObject* frame) {
 
 int set_trace(PyThreadState* ts, bool on);
 int spring_trap(PyFrameObject* frame);
+
+// _PyEval_SetTrace raises the "sys.settrace" audit event before it changes anything, and a
+// Python audit hook then runs on this thread with the engine half-way through a switch: its
+// frames enter the gate, which would switch the trace function again (3.9: without end, until
+// the C stack overflows; 3.10/3.11: CPython's re-entry check raises in the hook). While a thread
+// switches, its nested frames run as they are, untouched by the gate and the tracer. Per OS
+// thread, because a hook may release the GIL and let another thread switch meanwhile.
+thread_local bool t_switching_trace = false;
 #if PY_VERSION_HEX >= 0x030B0000
 int adopt_derived(PyObject* code, CodeInfo* info);
 #endif
 
 int tracer(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
     State& st = state();
-    if (!st.armed) return 0;
+    if (!st.armed || t_switching_trace) return 0;
     switch (what) {
         case PyTrace_CALL: {
             PyObject* code = borrowed_code(frame);
@@ -220,7 +228,11 @@ int tracer(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
 }
 
 int set_trace(PyThreadState* ts, bool on) {
-    return _PyEval_SetTrace(ts, on ? tracer : nullptr, nullptr);
+    const bool outer = t_switching_trace;
+    t_switching_trace = true;
+    int rc = _PyEval_SetTrace(ts, on ? tracer : nullptr, nullptr);
+    t_switching_trace = outer;
+    return rc;
 }
 
 // The lines of `code` that hold a breakpoint this generation, sorted.
@@ -344,7 +356,7 @@ void swap_to_gate();
 // `info` is the code's CodeInfo when gate_eval already knows it.
 [[gnu::noinline]] PyObject* gate_eval_full(PyThreadState* ts, EvalFrame f, int throwflag,
                                            CodeInfo* info) {
-    if (!g_gate || (ts->c_tracefunc && ts->c_tracefunc != tracer))
+    if (!g_gate || (ts->c_tracefunc && ts->c_tracefunc != tracer) || t_switching_trace)
         return _PyEval_EvalFrameDefault(ts, f, throwflag);
 #if PY_VERSION_HEX >= 0x030B0000
     if (g_rescan_pending && (++g_rescan_ticks & 0xFFF) == 0 && !throwflag && !ts->tracing &&
@@ -397,7 +409,8 @@ PyObject* gate_eval(PyThreadState* ts, EvalFrame f, int throwflag) {
 PyObject* check_breakpoint(PyObject*, PyObject*) {
     PyThreadState* ts = PyThreadState_Get();
     // As for a line event: nothing inside a trace function, nor under somebody else's tracer.
-    if (!state().armed || ts->tracing || (ts->c_tracefunc && ts->c_tracefunc != tracer))
+    if (!state().armed || ts->tracing || t_switching_trace ||
+        (ts->c_tracefunc && ts->c_tracefunc != tracer))
         Py_RETURN_NONE;
     PyFrameObject* frame = PyEval_GetFrame();
     if (!frame) Py_RETURN_NONE;

@@ -25,11 +25,12 @@ def native_import_error():
     return None
 
 
-def run_driver(kind, program, commands, engine=None, timeout=60):
+def run_driver(kind, program, commands, engine=None, timeout=60, audit_hook=False):
     env = dict(os.environ)
     env.pop("DPDB_ENGINE", None)
     if engine:
         env["DPDB_ENGINE"] = engine
+    env["DPDB_PARITY_AUDIT_HOOK"] = "1" if audit_hook else "0"
     path = [p for p in (_dpdb_path(), env.get("PYTHONPATH")) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"

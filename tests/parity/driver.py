@@ -2,6 +2,9 @@
 
 usage: driver.py {pdb,dpdb} PROGRAM [ARGS...]
 
+With DPDB_PARITY_AUDIT_HOOK=1 the program runs with a Python audit hook installed, as security
+and observability tools and test runners install them (every audit event then runs Python code).
+
 The program calls breakpoint() where debugging starts; each call makes a fresh debugger, as
 pdb.set_trace() does. 'pdb' is the interpreter's own pdb.Pdb, 'dpdb' is
 class P(NativeEngineMixin, pdb.Pdb) with the strategy from DPDB_ENGINE.
@@ -30,6 +33,8 @@ def debugger_class(kind):
 
 def main():
     kind, program = sys.argv[1], sys.argv[2]
+    if os.environ.get("DPDB_PARITY_AUDIT_HOOK") == "1":
+        sys.addaudithook(lambda event, args: None)
     cls = debugger_class(kind)
 
     def hook(*args, **kwargs):

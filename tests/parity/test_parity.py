@@ -5,7 +5,10 @@ Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=bdb (th
 on 3.12+, DPDB_ENGINE=noscan (native without 3.12's scan mode) and DPDB_ENGINE=nosuper (native
 without putting 3.12's superinstructions back); on 3.9-3.11, DPDB_ENGINE=noswap
 (native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no
-breakpoint checks in the bytecode) and DPDB_ENGINE=tracer (the C tracer alone).
+breakpoint checks in the bytecode) and DPDB_ENGINE=tracer (the C tracer alone). Each runs with and
+without a Python audit hook: switching a trace function raises an audit event, whose hook then
+runs Python code in the middle of the engine's own switch (on 3.9-3.11 that once killed the
+program at its first `c`).
 """
 import re
 import sys
@@ -155,23 +158,24 @@ def normalised(output):
 def reference():
     cache = {}
 
-    def get(name):
-        if name not in cache:
+    def get(name, audit_hook=False):
+        if (name, audit_hook) not in cache:
             program, commands = SCENARIOS[name]
-            cache[name] = run_driver("pdb", program, commands)
-        return cache[name]
+            cache[name, audit_hook] = run_driver("pdb", program, commands, audit_hook=audit_hook)
+        return cache[name, audit_hook]
 
     return get
 
 
+@pytest.mark.parametrize("audit_hook", [False, True], ids=["", "audit_hook"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_parity(name, mode, reference):
+def test_parity(name, mode, audit_hook, reference):
     if mode != "bdb" and native_import_error():
         pytest.skip("dpdb._engine_native cannot be imported: %s" % native_import_error())
     program, commands = SCENARIOS[name]
-    want_rc, want = reference(name)
-    got_rc, got = run_driver("dpdb", program, commands, engine=mode)
+    want_rc, want = reference(name, audit_hook)
+    got_rc, got = run_driver("dpdb", program, commands, engine=mode, audit_hook=audit_hook)
     assert "(Pdb)" in want, want
     assert normalised(got) == normalised(want)
     assert got_rc == want_rc
