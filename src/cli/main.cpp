@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 #include <clocale>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -42,6 +43,10 @@ int set_aside_module_args(int argc, char** argv, std::vector<std::string>& modul
 
 int main(int argc, char** argv) {
     std::setlocale(LC_CTYPE, "");
+    // A hub that hangs up (it refuses connections, it stopped) must end a command with a line
+    // saying so, not kill it with SIGPIPE in the middle of a TLS write. The program that `dpdb
+    // run` starts gets the default back.
+    std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
     app.require_subcommand(1);
     app.fallthrough();  // --hub may follow the subcommand: `dpdb ls --hub ADDR`

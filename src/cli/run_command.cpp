@@ -95,6 +95,7 @@ pid_t start_program(const std::vector<std::string>& argv) {
         raw.reserve(argv.size() + 1);
         for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
         raw.push_back(nullptr);
+        std::signal(SIGPIPE, SIG_DFL);  // dpdb ignores it (main.cpp); the program must not
         ::execvp(raw[0], raw.data());
         std::fprintf(stderr, "dpdb: cannot run %s: %s\n", raw[0], std::strerror(errno));
         ::_exit(127);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "hub/admission.hpp"
 #include "hub/stream.hpp"
 #include "wire/message.hpp"
 
@@ -33,7 +34,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Role role = Role::Unknown;
     std::string nonce;  // the hub's challenge to this peer
     bool authenticated = false;
-    bool counted_unauthenticated = false;  // holds a place in the hub's flood limit
+    Admission::Slot slot;  // held from acceptance until the peer authenticates
 
   private:
     void read_more();

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/printable.hpp"
+#include "hub/admission.hpp"
 #include "hub/connection.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
@@ -32,6 +34,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
           tcp_acceptor_(io),
           tls_(asio::ssl::context::tls_server),
           options_(std::move(options)),
+          admission_([this](const std::string& line) { log(line); }),
+          admission_timer_(io),
           store_(options_.store_path) {
         if (!options_.log) options_.log = [](const std::string&) {};
     }
@@ -46,7 +50,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             unix_acceptor_.listen(asio::socket_base::max_listen_connections);
             accept_unix();
         }
-        if (options_.tcp_port >= 0) start_tcp();
+        if (options_.tcp_port >= 0) {
+            start_tcp();
+            summarise_admission();
+        }
     }
 
     int tcp_port() const { return tcp_port_; }
@@ -56,6 +63,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             asio::error_code ignored;
             self->unix_acceptor_.close(ignored);
             self->tcp_acceptor_.close(ignored);
+            self->admission_timer_.cancel();
             if (!self->options_.socket_path.empty()) ::unlink(self->options_.socket_path.c_str());
             auto all = self->connections_;
             for (auto& [id, connection] : all) connection->close("hub stopping");
@@ -63,6 +71,21 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
   private:
+    // Every line goes through here: what a peer sent may be quoted in it, and the log may be
+    // read in a terminal.
+    void log(const std::string& line) { options_.log(printable(line, 2000)); }
+
+    // The refusal summaries of the admission's windows, written even when refusals stop.
+    void summarise_admission() {
+        admission_timer_.expires_after(kAdmissionTick);
+        admission_timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
+            auto self = weak.lock();
+            if (ec || !self) return;
+            self->admission_.tick();
+            self->summarise_admission();
+        });
+    }
+
     void start_tcp() {
         if (!options_.insecure) {
             if (options_.tls_cert.empty() || options_.tls_key.empty()) {
@@ -90,9 +113,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                                         asio::local::stream_protocol::socket socket) {
                 if (ec == asio::error::operation_aborted) return;
                 if (!ec) {
+                    // Only this user reaches the private socket: it holds no slot.
                     self->admit(std::make_unique<PlainStream<asio::local::stream_protocol::socket>>(
                                     std::move(socket)),
-                                false);
+                                Admission::Slot{});
                 }
                 self->accept_unix();
             });
@@ -108,17 +132,20 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
     // TLS first (unless --insecure), bounded in time like the handshake that follows it. From
-    // here until it authenticates, a TCP connection holds a place in the flood limit.
+    // here until it authenticates, a TCP connection holds a slot among the unauthenticated.
     void secure(asio::ip::tcp::socket socket) {
         asio::error_code ec;
         const auto endpoint = socket.remote_endpoint(ec);
-        const std::string peer = ec ? "tcp" : endpoint.address().to_string();
-        if (!admissible(peer)) return;  // the socket closes as it goes out of scope
-        ++unauthenticated_[peer];
+        if (ec) return;  // already gone
+        const std::string peer = endpoint.address().to_string();
+        auto slot = admission_.admit(peer);
+        if (!slot) return;  // the socket closes as it goes out of scope
         if (options_.insecure) {
-            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)), true);
+            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)),
+                  std::move(*slot));
             return;
         }
+        auto held = std::make_shared<Admission::Slot>(std::move(*slot));
         auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
             std::make_unique<TlsStream>(std::move(socket), tls_));
         auto timer = std::make_shared<asio::steady_timer>(io_, kHandshakeTimeout);
@@ -127,7 +154,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         });
         (*stream)->stream().async_handshake(
             asio::ssl::stream_base::server,
-            [self = shared_from_this(), stream, timer, peer](const asio::error_code& ec) {
+            [self = shared_from_this(), stream, timer, held, peer](const asio::error_code& ec) {
                 timer->cancel();
                 std::string failure = ec ? ec.message() : "";
                 if (!ec) {
@@ -139,72 +166,22 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                     }
                 }
                 if (!failure.empty()) {
-                    self->options_.log("TLS handshake with " + peer + " failed: " + failure);
                     (*stream)->close();
-                    self->release(peer);
+                    held->release();
+                    self->admission_.note("TLS handshake with " + peer +
+                                          " failed: " + printable(failure));
                     return;
                 }
-                self->admit(std::move(*stream), true);
+                self->admit(std::move(*stream), std::move(*held));
             });
     }
 
-    // Connection floods: a bound on connections that have not authenticated yet, in all and per
-    // peer address; beyond it new ones are closed at once, with a log line a second at most.
-    bool admissible(const std::string& peer) {
-        std::size_t total = 0;
-        for (const auto& [address, count] : unauthenticated_) total += count;
-        if (total < kMaxUnauthenticated && unauthenticated_[peer] < kMaxUnauthenticatedPerPeer) {
-            return true;
-        }
-        const auto now = std::chrono::steady_clock::now();
-        ++flood_dropped_;
-        if (now - flood_logged_ >= std::chrono::seconds(1)) {
-            options_.log("connection flood: dropped " + std::to_string(flood_dropped_) +
-                         " connection(s), the last from " + peer + " (" + std::to_string(total) +
-                         " unauthenticated open)");
-            flood_logged_ = now;
-            flood_dropped_ = 0;
-        }
-        return false;
-    }
-
-    void release(const std::string& peer) {
-        auto it = unauthenticated_.find(peer);
-        if (it != unauthenticated_.end() && --it->second == 0) unauthenticated_.erase(it);
-    }
-
-    // Peers that keep failing authentication are refused for a while, with the reason.
-    std::optional<std::string> blocked(const std::string& peer) {
-        const auto it = failures_.find(peer);
-        const auto now = std::chrono::steady_clock::now();
-        if (it == failures_.end() || it->second.blocked_until <= now) return std::nullopt;
-        const auto left =
-            std::chrono::duration_cast<std::chrono::seconds>(it->second.blocked_until - now)
-                .count();
-        return "too many failed authentications from " + peer + "; try again in " +
-               std::to_string(left + 1) + " s";
-    }
-
-    void record_failure(const std::string& peer) {
-        if (peer == "unix") return;  // only this user reaches the private socket
-        const auto now = std::chrono::steady_clock::now();
-        auto& record = failures_[peer];
-        if (now - record.window_start > kFailureWindow) record = Failures{now, 0, {}};
-        if (++record.count >= kMaxFailures) {
-            record.blocked_until = now + kBlockTime;
-            options_.log("blocking " + peer + " for " +
-                         std::to_string(
-                             std::chrono::duration_cast<std::chrono::seconds>(kBlockTime).count()) +
-                         " s after " + std::to_string(record.count) + " failed authentications");
-        }
-    }
-
-    void admit(std::unique_ptr<Stream> stream, bool counted) {
+    void admit(std::unique_ptr<Stream> stream, Admission::Slot slot) {
         const std::string peer = stream->peer();
         auto connection = std::make_shared<Connection>(std::move(stream), next_connection_id_++);
         connections_[connection->id()] = connection;
         connection->nonce = wire::random_hex(16);
-        connection->counted_unauthenticated = counted;
+        connection->slot = std::move(slot);
         std::weak_ptr<HubImpl> weak = shared_from_this();
         connection->start(
             [weak](const ConnectionPtr& c, Message m) {
@@ -213,7 +190,13 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             [weak](const ConnectionPtr& c, const std::string& reason) {
                 if (auto self = weak.lock()) self->on_close(c, reason);
             });
-        if (const auto reason = blocked(peer)) return refuse(connection, *reason);
+        if (const auto reason = admission_.blocked(peer)) {
+            admission_.note("refused connection " + std::to_string(connection->id()) + ": " +
+                            *reason);
+            connection->send(make("refused", {{"reason", *reason}}));
+            connection->close("refused: " + *reason);
+            return;
+        }
         connection->send(
             make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
     }
@@ -230,8 +213,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
+    // A peer that fails the handshake: a failure of its address (see Admission).
     void refuse(const ConnectionPtr& peer, const std::string& reason) {
-        options_.log("refused connection " + std::to_string(peer->id()) + ": " + reason);
+        admission_.failure(peer->stream().peer(), "refused connection " +
+                                                      std::to_string(peer->id()) + " from " +
+                                                      peer->stream().peer() + ": " + reason);
         peer->send(make("refused", {{"reason", reason}}));
         peer->close("refused: " + reason);
     }
@@ -244,20 +230,18 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                                     std::to_string(wire::kProtocolVersion) + ")");
         }
         const std::string role = hello.str("role");
-        if (role != "agent" && role != "client") return refuse(peer, "unknown role " + role);
+        if (role != "agent" && role != "client") {
+            return refuse(peer, "unknown role \"" + printable(role) + "\"");
+        }
         const std::string peer_nonce = hello.str("nonce");
         const auto binding = peer->stream().binding();
         const auto expected =
             wire::handshake_mac(options_.secret, role, peer->nonce, peer_nonce, binding);
         if (!wire::macs_equal(hello.str("mac"), expected)) {
-            record_failure(peer->stream().peer());
             return refuse(peer, "authentication failed (wrong secret)");
         }
         peer->authenticated = true;
-        if (peer->counted_unauthenticated) {
-            peer->counted_unauthenticated = false;
-            release(peer->stream().peer());
-        }
+        peer->slot.release();
         peer->role = role == "agent" ? Role::Agent : Role::Client;
         peer->send(make(
             "welcome",
@@ -593,10 +577,20 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void on_close(const ConnectionPtr& peer, const std::string& reason) {
         connections_.erase(peer->id());
-        if (peer->counted_unauthenticated) release(peer->stream().peer());
-        if (reason != "disconnected" && reason != "hub stopping" &&
-            reason.rfind("refused", 0) != 0) {
-            options_.log("dropped connection " + std::to_string(peer->id()) + ": " + reason);
+        peer->slot.release();
+        const bool quiet =
+            reason == "disconnected" || reason == "hub stopping" || reason.rfind("refused", 0) == 0;
+        const std::string dropped = "dropped connection " + std::to_string(peer->id()) + " from " +
+                                    peer->stream().peer() + ": " + printable(reason);
+        if (!peer->authenticated) {
+            // A protocol error before authentication counts like a failed authentication.
+            if (reason.rfind("malformed input", 0) == 0) {
+                admission_.failure(peer->stream().peer(), dropped);
+            } else if (!quiet) {
+                admission_.note(dropped);
+            }
+        } else if (!quiet) {
+            log(dropped);
         }
         subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                            subscribers_.end());
@@ -654,19 +648,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    struct Failures {
-        std::chrono::steady_clock::time_point window_start;
-        int count = 0;
-        std::chrono::steady_clock::time_point blocked_until;
-    };
     static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
     static constexpr auto kStacksTimeout = std::chrono::seconds(1);
     static constexpr int kListedExits = 200;
-    static constexpr std::size_t kMaxUnauthenticated = 256;
-    static constexpr std::size_t kMaxUnauthenticatedPerPeer = 32;
-    static constexpr int kMaxFailures = 5;
-    static constexpr auto kFailureWindow = std::chrono::seconds(60);
-    static constexpr auto kBlockTime = std::chrono::seconds(30);
+    static constexpr auto kAdmissionTick = std::chrono::seconds(5);
 
     asio::io_context& io_;
     asio::local::stream_protocol::acceptor unix_acceptor_;
@@ -674,10 +659,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     asio::ssl::context tls_;
     HubOptions options_;
     int tcp_port_ = -1;
-    std::map<std::string, std::size_t> unauthenticated_;  // by peer address
-    std::map<std::string, Failures> failures_;
-    std::chrono::steady_clock::time_point flood_logged_;
-    std::size_t flood_dropped_ = 0;
+    Admission admission_;
+    asio::steady_timer admission_timer_;
     Registry registry_;
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;

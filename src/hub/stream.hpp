@@ -18,16 +18,29 @@ class Stream {
     virtual void async_write(asio::const_buffer buffer, Handler handler) = 0;
     virtual void close() = 0;
     virtual asio::any_io_executor executor() = 0;
-    // Who is at the other end, for logs and for rate limiting ("unix", "10.0.0.7").
+    // Who is at the other end, for logs and for rate limiting ("unix", "10.0.0.7"), as it was
+    // when the connection was accepted.
     virtual std::string peer() const = 0;
     // The TLS channel binding both ends fold into the handshake MAC; empty without TLS.
     virtual std::string binding() const { return {}; }
 };
 
+// The peer's address, read once when the connection is accepted: later (once the socket is
+// closed, or reset by the peer) the system no longer tells it, and the address is the key of the
+// peer's place among the unauthenticated connections (hub/admission) until the very end.
+inline std::string address_of(const asio::local::stream_protocol::socket&) {
+    return "unix";
+}
+inline std::string address_of(const asio::ip::tcp::socket& socket) {
+    asio::error_code ec;
+    const auto endpoint = socket.remote_endpoint(ec);
+    return ec ? "tcp" : endpoint.address().to_string();
+}
+
 template <typename Socket>
 class PlainStream final : public Stream {
   public:
-    explicit PlainStream(Socket socket) : socket_(std::move(socket)) {}
+    explicit PlainStream(Socket socket) : socket_(std::move(socket)), peer_(address_of(socket_)) {}
     void async_read_some(asio::mutable_buffer buffer, Handler handler) override {
         socket_.async_read_some(buffer, std::move(handler));
     }
@@ -40,28 +53,17 @@ class PlainStream final : public Stream {
         socket_.close(ignored);
     }
     asio::any_io_executor executor() override { return socket_.get_executor(); }
-    std::string peer() const override;
+    std::string peer() const override { return peer_; }
 
   private:
     Socket socket_;
+    const std::string peer_;
 };
-
-template <>
-inline std::string PlainStream<asio::local::stream_protocol::socket>::peer() const {
-    return "unix";
-}
-
-template <>
-inline std::string PlainStream<asio::ip::tcp::socket>::peer() const {
-    asio::error_code ec;
-    const auto endpoint = socket_.remote_endpoint(ec);
-    return ec ? "tcp" : endpoint.address().to_string();
-}
 
 class TlsStream final : public Stream {
   public:
     TlsStream(asio::ip::tcp::socket socket, asio::ssl::context& context)
-        : stream_(std::move(socket), context) {}
+        : peer_(address_of(socket)), stream_(std::move(socket), context) {}
     asio::ssl::stream<asio::ip::tcp::socket>& stream() { return stream_; }
     void async_read_some(asio::mutable_buffer buffer, Handler handler) override {
         stream_.async_read_some(buffer, std::move(handler));
@@ -75,15 +77,12 @@ class TlsStream final : public Stream {
         stream_.lowest_layer().close(ignored);
     }
     asio::any_io_executor executor() override { return stream_.get_executor(); }
-    std::string peer() const override {
-        asio::error_code ec;
-        const auto endpoint = stream_.lowest_layer().remote_endpoint(ec);
-        return ec ? "tcp" : endpoint.address().to_string();
-    }
+    std::string peer() const override { return peer_; }
     std::string binding() const override { return binding_; }
     void set_binding(std::string binding) { binding_ = std::move(binding); }
 
   private:
+    const std::string peer_;
     asio::ssl::stream<asio::ip::tcp::socket> stream_;
     std::string binding_;
 };

@@ -75,6 +75,16 @@ class PlainTransport final : public Transport {
 // while Python threads write. So the socket is non-blocking, every OpenSSL call holds
 // openssl_mutex() (which also lets a fork wait for them), and the waiting (poll) happens outside
 // the lock.
+// Whether a failed SSL call means the peer closed or reset the connection (a hub refusing
+// connections closes them before TLS), not that TLS itself failed. Reads the thread's error queue
+// without consuming it.
+bool hung_up(int error) {
+    if (error == SSL_ERROR_ZERO_RETURN) return true;
+    if (error == SSL_ERROR_SYSCALL) return ERR_peek_error() == 0;  // EOF or a reset
+    return error == SSL_ERROR_SSL &&
+           ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
+
 class TlsTransport final : public Transport {
   public:
     TlsTransport(int fd, const std::string& server_name, const std::string& pinned) : fd_(fd) {
@@ -108,6 +118,13 @@ class TlsTransport final : public Transport {
             if ((error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) || left <= 0 ||
                 !wait_for(fd_, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
                           static_cast<int>(left))) {
+                if (hung_up(error)) {
+                    release();
+                    throw std::runtime_error(
+                        "the hub is refusing connections: it hung up during the TLS handshake "
+                        "(too many unauthenticated connections from this address or in all); "
+                        "try again shortly");
+                }
                 const std::string reason = error == SSL_ERROR_SSL ? tls_error() : "no TLS answer";
                 release();
                 throw std::runtime_error("TLS handshake failed: " + reason);

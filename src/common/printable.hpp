@@ -1,0 +1,17 @@
+// Text from elsewhere (a peer, a program) made safe to write where a person reads it: a log that
+// may be read in a terminal, a one-line error.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace dpdb {
+
+// `text` with every control character and every byte that is not part of valid UTF-8 written as
+// an escape (\n, \t, \x1b), cut to at most `bound` bytes of input, saying how many were left
+// out; a terminal that shows the result runs no escape sequence. A backslash stays as it is, so
+// that applying it twice (to a piece, then to the line holding it) changes nothing more.
+std::string printable(std::string_view text, std::size_t bound = 200);
+
+}  // namespace dpdb
