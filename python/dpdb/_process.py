@@ -62,11 +62,13 @@ def hub_description():
 
 
 def _secret_source():
-    """(secret, file): DPDB_TOKEN itself, or the file that holds the hub's secret —
-    DPDB_TOKEN_FILE, or, as the dpdb client finds it, the token file a hub keeps beside its Unix
-    socket (so that `export DPDB_HUB=unix:...` is enough). The agent reads the file at every
-    attempt to connect, and only if this user owns it and nobody else may read it."""
-    secret = os.environ.get("DPDB_TOKEN", "")
+    """(secret, file): the agent key `dpdb run` gives its processes (DPDB_AGENT_KEY: it proves
+    the role of a debugged process and nothing more), DPDB_TOKEN itself, or the file that holds
+    the hub's secret — DPDB_TOKEN_FILE, or, as the dpdb client finds it, the token file a hub
+    keeps beside its Unix socket (so that `export DPDB_HUB=unix:...` is enough). The agent reads
+    the file at every attempt to connect, and only if this user owns it and nobody else may read
+    it."""
+    secret = os.environ.get("DPDB_AGENT_KEY", "") or os.environ.get("DPDB_TOKEN", "")
     if secret:
         return secret, ""
     path = os.environ.get("DPDB_TOKEN_FILE", "")
@@ -85,13 +87,36 @@ os.register_at_fork(before=_start_lock.acquire, after_in_parent=_start_lock.rele
 _announced_tags = None
 
 
+def _unreachable_socket():
+    """Why this process cannot reach a hub on a Unix socket, if it cannot: a process that
+    changed its user (a server dropping privileges) is kept out by the socket's permissions,
+    which let in only the user who started the hub."""
+    address = os.environ["DPDB_HUB"]
+    if not address.startswith("unix:"):
+        return None
+    path = address[len("unix:"):]
+    if os.access(path, os.R_OK | os.W_OK):
+        return None
+    try:
+        owner = "it belongs to uid %d" % os.stat(path).st_uid
+    except OSError as error:
+        owner = error.strerror or str(error)
+    return ("dpdb: not debugging this process (pid %d, uid %d): the hub at %s is not open to "
+            "it (%s); debug it as that user, or run the job as the user it switches to\n"
+            % (os.getpid(), os.getuid(), address, owner))
+
+
+_told_unreachable = False
+
+
 def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
         return False
     global _announced_tags
     with _start_lock:
-        if not _agent.started():
+        started = _agent.started()
+        if not started and not _tell_if_unreachable():
             _announced_tags = tags()
             secret, secret_file = _secret_source()
             connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
@@ -100,7 +125,24 @@ def ensure_link(wait=_CONNECT_WAIT):
 
             _control.start()
             return connected
-    return _agent.wait_connected(wait)
+    if not started:
+        return False
+    # A worker forked and then switched to another user keeps the connection made at the fork;
+    # one that lost it cannot make another, and is told why.
+    if _agent.wait_connected(wait):
+        return True
+    _tell_if_unreachable()
+    return False
+
+
+def _tell_if_unreachable():
+    """Whether the hub's socket shuts this process out (said once on stderr)."""
+    global _told_unreachable
+    why = _unreachable_socket()
+    if why and not _told_unreachable:
+        _told_unreachable = True
+        sys.stderr.write(why)
+    return why is not None
 
 
 def refresh():

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "agent/faults.hpp"
@@ -260,6 +261,11 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     }
     if (started_ && address_.kind == HubAddress::Kind::Unix) {
         close_inherited_unix_connections(address_.path);
+        // Connected before the program's code runs on: a worker that switches to another user
+        // right after fork() (a server dropping privileges) could not connect to the socket
+        // afterwards, and a connection made before keeps working.
+        if (forked_socket_ >= 0) ::close(forked_socket_);
+        forked_socket_ = connect_now(address_);
     }
     // Threads of the parent were waiting on this condition variable; in the child they do not
     // exist, but glibc's condvar still counts them, and a notify could wake nobody. A fresh one.
@@ -293,12 +299,14 @@ bool Link::connect_once() {
         }
     }
     auto channel = std::make_shared<wire::Channel>();
+    int connected = -1;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         connecting_ = channel;
+        connected = std::exchange(forked_socket_, -1);
     }
     try {
-        wire::Channel::connect(*channel, address, secret, "agent", proc);
+        wire::Channel::connect(*channel, address, secret, "agent", proc, connected);
     } catch (const std::exception&) {
         std::lock_guard<std::mutex> lock(mutex_);
         connecting_.reset();

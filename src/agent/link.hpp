@@ -83,6 +83,7 @@ class Link {
     std::condition_variable changed_;
     std::shared_ptr<wire::Channel> channel_;
     std::shared_ptr<wire::Channel> connecting_;  // the I/O thread's connection in its handshake
+    int forked_socket_ = -1;  // connected in the fork handler, for the child's first handshake
     bool connected_ = false;
     bool ever_connected_ = false;  // since start, or since fork in a child
     bool started_ = false;

@@ -20,6 +20,7 @@
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
 #include "common/runtime_dir.hpp"
+#include "wire/auth.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -154,7 +155,12 @@ int run_command(const RunOptions& options) {
     write_private_file(boot_dir + "/sitecustomize.py", kSiteCustomize);
 
     ::setenv("DPDB_HUB", target.address.to_string().c_str(), 1);
-    ::setenv("DPDB_TOKEN", target.secret.c_str(), 1);
+    // The program's processes get the agent key, never the secret: whoever reads a process's
+    // environment (a child running as another user can be read by that user) may pose as a
+    // debugged process, but not attach to one (wire/auth.hpp).
+    ::setenv("DPDB_AGENT_KEY", wire::agent_key(target.secret).c_str(), 1);
+    ::unsetenv("DPDB_TOKEN");
+    ::unsetenv("DPDB_TOKEN_FILE");
     ::setenv("DPDB_RUN_ID", run_id.c_str(), 1);
     ::setenv("PYTHONBREAKPOINT", "dpdb.set_trace", 1);
     if (options.post_mortem) ::setenv("DPDB_POST_MORTEM", "1", 1);

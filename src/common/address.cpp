@@ -1,5 +1,6 @@
 #include "common/address.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -49,6 +50,22 @@ HubAddress HubAddress::parse(const std::string& text) {
 std::string HubAddress::to_string() const {
     if (kind == Kind::Unix) return "unix:" + path;
     return "tcp://" + host + ":" + std::to_string(port);
+}
+
+int connect_now(const HubAddress& address) {
+    if (address.kind != HubAddress::Kind::Unix) return -1;
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, address.path.c_str(), sizeof(sa.sun_path) - 1);
+    // A Unix stream connect completes at once or fails (EAGAIN when the backlog is full).
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
 }
 
 int connect_to(const HubAddress& address) {

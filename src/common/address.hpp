@@ -17,5 +17,8 @@ struct HubAddress {
 
 // A connected, blocking stream socket, or -1 with errno set.
 int connect_to(const HubAddress& address);
+// The same for a Unix socket, at once or not at all (-1: a hub that does not accept now, or an
+// address that is no Unix socket); never blocks.
+int connect_now(const HubAddress& address);
 
 }  // namespace dpdb

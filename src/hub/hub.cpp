@@ -36,6 +36,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
           options_(std::move(options)),
           admission_([this](const std::string& line) { log(line); }),
           admission_timer_(io),
+          agent_key_(wire::agent_key(options_.secret)),
           store_(options_.store_path) {
         if (!options_.log) options_.log = [](const std::string&) {};
     }
@@ -235,17 +236,25 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
         const std::string peer_nonce = hello.str("nonce");
         const auto binding = peer->stream().binding();
-        const auto expected =
-            wire::handshake_mac(options_.secret, role, peer->nonce, peer_nonce, binding);
-        if (!wire::macs_equal(hello.str("mac"), expected)) {
-            return refuse(peer, "authentication failed (wrong secret)");
+        // An agent may prove the agent key instead of the secret (wire/auth.hpp); the hub
+        // answers with the key the peer proved, which is all that peer can check.
+        const std::string mac = hello.str("mac");
+        std::string key = options_.secret;
+        if (!wire::macs_equal(mac,
+                              wire::handshake_mac(key, role, peer->nonce, peer_nonce, binding))) {
+            key = agent_key_;
+            if (role != "agent" ||
+                !wire::macs_equal(
+                    mac, wire::handshake_mac(key, role, peer->nonce, peer_nonce, binding))) {
+                return refuse(peer, "authentication failed (wrong secret)");
+            }
         }
         peer->authenticated = true;
         peer->slot.release();
         peer->role = role == "agent" ? Role::Agent : Role::Client;
         peer->send(make(
             "welcome",
-            {{"mac", wire::handshake_mac(options_.secret, "hub", peer->nonce, peer_nonce, binding)},
+            {{"mac", wire::handshake_mac(key, "hub", peer->nonce, peer_nonce, binding)},
              {"hub",
               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
         if (peer->role == Role::Agent) {
@@ -661,6 +670,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     int tcp_port_ = -1;
     Admission admission_;
     asio::steady_timer admission_timer_;
+    const std::string agent_key_;
     Registry registry_;
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;

@@ -36,21 +36,33 @@ std::string random_hex(std::size_t bytes) {
     return to_hex(raw.data(), raw.size());
 }
 
+namespace {
+
+std::string hmac_hex(std::string_view key, std::string_view text) {
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_size = 0;
+    std::lock_guard<std::mutex> lock(openssl_mutex());
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac,
+             &mac_size) == nullptr) {
+        throw std::runtime_error("HMAC-SHA256 failed");
+    }
+    return to_hex(mac, mac_size);
+}
+
+}  // namespace
+
+std::string agent_key(std::string_view secret) {
+    return hmac_hex(secret, "dpdb1|agent-key");
+}
+
 std::string handshake_mac(std::string_view secret, std::string_view role,
                           std::string_view hub_nonce, std::string_view peer_nonce,
                           std::string_view binding) {
     std::string text = "dpdb1|";
     text.append(role).append("|").append(hub_nonce).append("|").append(peer_nonce);
     text.append("|").append(binding);
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int mac_size = 0;
-    std::lock_guard<std::mutex> lock(openssl_mutex());
-    if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-             reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac,
-             &mac_size) == nullptr) {
-        throw std::runtime_error("HMAC-SHA256 failed");
-    }
-    return to_hex(mac, mac_size);
+    return hmac_hex(secret, text);
 }
 
 bool macs_equal(std::string_view a, std::string_view b) {

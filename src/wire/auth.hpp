@@ -16,6 +16,12 @@ std::string handshake_mac(std::string_view secret, std::string_view role,
                           std::string_view hub_nonce, std::string_view peer_nonce,
                           std::string_view binding = {});
 
+// The credential a debugged process is given instead of the secret: HMAC-SHA256(secret,
+// "dpdb1|agent-key"), 64 hex digits. A hub takes it for the role "agent" only, so whoever reads
+// it from a process's environment can pose as a debugged process but attach to none, and cannot
+// work the secret out of it.
+std::string agent_key(std::string_view secret);
+
 // Constant-time comparison of two MACs.
 bool macs_equal(std::string_view a, std::string_view b);
 

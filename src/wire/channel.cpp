@@ -32,9 +32,9 @@ Channel::~Channel() {
 }
 
 Json Channel::connect(Channel& channel, const HubAddress& address, const std::string& secret,
-                      const std::string& role, const Json& proc) {
+                      const std::string& role, const Json& proc, int connected) {
     channel.close();
-    const int fd = connect_to(address);
+    const int fd = connected >= 0 ? connected : connect_to(address);
     if (fd < 0) {
         throw std::runtime_error("cannot connect to hub at " + address.to_string() + ": " +
                                  std::strerror(errno));

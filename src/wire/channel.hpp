@@ -23,9 +23,10 @@ class Channel {
     Channel& operator=(const Channel&) = delete;
 
     // Connects and runs the handshake as `role`; throws std::runtime_error with a one-line reason.
-    // Returns the hub's description from its welcome.
+    // Returns the hub's description from its welcome. `connected`, when not -1, is a socket
+    // already connected to `address`, which the channel takes over.
     static Json connect(Channel& channel, const HubAddress& address, const std::string& secret,
-                        const std::string& role, const Json& proc = Json());
+                        const std::string& role, const Json& proc = Json(), int connected = -1);
 
     bool is_open() const { return open_; }
     // For poll(): readable means receive() has something (with TLS, drain receive(0) first).

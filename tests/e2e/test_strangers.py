@@ -3,6 +3,7 @@ authenticate cannot lock anybody out, cannot flood the hub's log, and cannot wri
 sequences into it."""
 
 import json
+import os
 import socket
 import ssl
 import struct
@@ -10,6 +11,7 @@ import time
 
 import pytest
 
+from conftest import finish, program
 from test_remote import StandaloneHub
 
 # The README's bound: what strangers can make the hub log in a minute.
@@ -153,3 +155,40 @@ def test_escape_sequences_from_a_stranger_reach_the_log_escaped(dpdb, tcp_hub):
     assert "\x1b" not in log and "\x07" not in log and "\r" not in log
     assert r"\x1b]0;owned\x07\x1b[2K\r2030-01-01 00:00:00 dpdb hub: forged line\n" in log
     assert not any(line.startswith("2030-01-01") for line in log.splitlines())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
+def test_workers_that_drop_privileges_carry_no_secret_that_attaches(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("dropper.py"), env={"DPDB_WAIT": "continue:1"})
+    run.expect(r"helper pid (\d+)")
+    helper = int(run.match.group(1))
+    # What the other user can read: the environment of the process started as that user.
+    with open("/proc/%d/environ" % helper, "rb") as f:
+        environ = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    assert b"DPDB_TOKEN" not in environ and b"DPDB_TOKEN_FILE" not in environ
+    assert b"DPDB_AGENT_KEY" in environ
+    hub = environ[b"DPDB_HUB"].decode()
+    # Each value tried as the secret of a client (here with access to the socket, which that
+    # user does not even have): refused.
+    for value in environ.values():
+        done = dpdb.run("dpdb", "ls", env={"DPDB_HUB": hub, "DPDB_TOKEN": value.decode()})
+        assert done.returncode != 0
+        assert "authentication failed" in done.stderr, done.stderr
+    # A process forked by that user cannot reach the hub's socket: it says so in one line, and
+    # runs on.
+    run.expect(r"worker uid (\d+)")
+    uid = int(run.match.group(1))
+    run.expect(r"dpdb: not debugging this process \(pid \d+, uid %d\): the hub at unix:\S+ "
+               r"is not open to it \(Permission denied\)" % uid)
+    run.expect("grandchild done")
+    run.expect("grandchild status 0")
+    # The worker that switched user after the fork keeps its connection (made before the switch)
+    # and stops at its breakpoint in a dpdb session like any worker.
+    run.expect(r"attached to session \d+: pid \d+")
+    run.expect(r"\(Pdb\) ")
+    run.sendline("p os.getuid()")
+    run.expect(r"\b%d\b" % uid)
+    run.sendline("c")
+    run.expect("worker done")
+    run.expect("server done, worker status 0")
+    finish(run)
