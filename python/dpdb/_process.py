@@ -95,12 +95,14 @@ def _unreachable_socket():
     if not address.startswith("unix:"):
         return None
     path = address[len("unix:"):]
-    if os.access(path, os.R_OK | os.W_OK):
-        return None
     try:
         owner = "it belongs to uid %d" % os.stat(path).st_uid
+    except FileNotFoundError:
+        return None  # no hub there yet: the agent waits for one
     except OSError as error:
         owner = error.strerror or str(error)
+    if os.access(path, os.R_OK | os.W_OK):
+        return None
     return ("dpdb: not debugging this process (pid %d, uid %d): the hub at %s is not open to "
             "it (%s); debug it as that user, or run the job as the user it switches to\n"
             % (os.getpid(), os.getuid(), address, owner))
