@@ -14,7 +14,12 @@ def start(sitecustomize_path):
 
     if _process.hub_configured():
         try:
-            _process.ensure_link(wait=0)  # connects in the background: start-up is not delayed
+            _process.ensure_link(wait=0)  # connects in the background
+            from dpdb import _control
+
+            # ... but the program waits for the hub's global breakpoints (milliseconds), so
+            # that its first lines stop too.
+            _control.wait_for_breakpoints()
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return

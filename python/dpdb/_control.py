@@ -9,15 +9,22 @@ import threading
 import traceback
 
 from dpdb import _agent, _console
+from dpdb._global_breaks import GlobalBreakpoints
 
-# How often pending breakpoints (files not imported yet) are looked for again.
+# How often pending breakpoints are looked for again, besides when their file's code appears:
+# function breakpoints, and code that runs without an exec the code watch sees.
 _RECHECK_SECONDS = 1.0
+# How long a process that starts waits for the hub's breakpoints before its program runs: a
+# line that runs right after start-up must stop too. Connecting takes milliseconds; a hub that
+# is not there costs nothing (the first attempt fails at once).
+_FIRST_LIST_WAIT = float(os.environ.get("DPDB_START_WAIT", "2"))
 
 _started_in = None  # the pid whose control thread runs: after fork the child needs its own
+_control = None  # the process's one _Control, inherited by forked children
 
 
 def start():
-    global _started_in
+    global _started_in, _control
     if _started_in == os.getpid():
         return
     _started_in = os.getpid()
@@ -26,9 +33,18 @@ def start():
     from dpdb import _debugger, _engine  # noqa: F401
 
     _report_faults()
-    control = threading.Thread(target=_Control().run, name="dpdb-control", daemon=True)
-    control.start()
-    _agent.name_own_thread(control.ident, "control")
+    if _control is None:
+        _control = _Control()
+    thread = threading.Thread(target=_control.run, name="dpdb-control", daemon=True)
+    thread.start()
+    _agent.name_own_thread(thread.ident, "control")
+
+
+def wait_for_breakpoints():
+    """At start-up: returns once the hub's breakpoints are armed here (bounded), or at once if
+    no hub answered the first attempt to connect."""
+    if _control is not None and _agent.wait_first_attempt(_FIRST_LIST_WAIT):
+        _control.first_list.wait(_FIRST_LIST_WAIT)
 
 
 def _report_faults():
@@ -49,36 +65,14 @@ def _report_faults():
         _agent.install_crash_handlers()
 
 
-def _parse_spec(spec):
-    """'FILE:LINE' -> (file, line); 'FUNCTION' or 'module.function' -> (None, name)."""
-    file, colon, line = spec.rpartition(":")
-    if colon and line.strip().isdigit() and file:
-        return file.strip(), int(line)
-    return None, spec.strip()
-
-
-def _find_function(name):
-    """A function or method by (dotted) name among the loaded modules: (file, first line)."""
-    head, _, attribute = name.rpartition(".")
-    for module in list(sys.modules.values()):
-        target = module
-        try:
-            for part in ([p for p in head.split(".") if p] + [attribute]):
-                target = getattr(target, part)
-        except Exception:
-            continue
-        code = getattr(getattr(target, "__func__", target), "__code__", None)
-        if code is not None:
-            return code.co_filename, code.co_firstlineno
-    return None
-
-
 class _Control:
+    """What the control thread does. One per process, kept across fork(): a forked child's
+    control thread carries on with the parent's breakpoints (which it inherited)."""
+
     def __init__(self):
-        self.wanted = []      # the hub's global breakpoints, as last sent
-        self.armed = {}       # hub id -> bdb breakpoint number, in this process
-        self.modules_seen = 0
         self.debugger = None
+        self.breakpoints = GlobalBreakpoints(self.holder)
+        self.first_list = threading.Event()
 
     def run(self):
         while True:
@@ -87,14 +81,13 @@ class _Control:
                 if _paused:
                     self.drop_paused()
                 if event is None:
-                    if self.pending() and len(sys.modules) != self.modules_seen:
-                        self.arm()
+                    self.breakpoints.recheck()
                     continue
                 kind, body = event
                 message = json.loads(body)
                 if kind == "breakpoints":
-                    self.wanted = message["list"]
-                    self.arm()
+                    self.breakpoints.update(message["list"])
+                    self.first_list.set()
                 elif kind == "stacks_request":
                     reply = {"req": message["req"], "stacks": stacks(message.get("gil"))}
                     _agent.stacks_answered(message["req"])
@@ -105,9 +98,6 @@ class _Control:
                     _console.interrupt(message["sid"])
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
-
-    def pending(self):
-        return any(bp["id"] not in self.armed for bp in self.wanted)
 
     def holder(self):
         """The debugger that owns the global breakpoints: attached to the engine from this
@@ -120,39 +110,6 @@ class _Control:
                 sys.stderr.write("dpdb: global breakpoints need the native engine "
                                  "(DPDB_ENGINE=bdb watches no other thread)\n")
         return self.debugger
-
-    def arm(self):
-        from dpdb._engine import resolve_breakpoint_file
-
-        self.modules_seen = len(sys.modules)
-        if not self.wanted and not self.armed:
-            _agent.send_process("break_status", json.dumps({"resolved": []}))
-            return  # nothing to arm: no debugger, no engine
-        debugger = self.holder()
-        wanted_ids = {bp["id"] for bp in self.wanted}
-        for hub_id, number in list(self.armed.items()):
-            if hub_id not in wanted_ids:
-                debugger.clear_bpbynumber(str(number))
-                del self.armed[hub_id]
-        for bp in self.wanted:
-            if bp["id"] in self.armed:
-                continue
-            file, where = _parse_spec(bp["spec"])
-            try:
-                if file is not None:
-                    filename, line, funcname = resolve_breakpoint_file(file), where, None
-                else:
-                    found = _find_function(where)
-                    filename, line = found if found else (None, None)
-                    funcname = where.rpartition(".")[2]
-            except ValueError:  # an ambiguous suffix: armed nowhere rather than anywhere
-                filename = None
-            if filename is None:
-                continue
-            condition = bp.get("condition") or None
-            if debugger.set_break(filename, line, cond=condition, funcname=funcname) is None:
-                self.armed[bp["id"]] = debugger.get_breaks(filename, line)[-1].number
-        _agent.send_process("break_status", json.dumps({"resolved": sorted(self.armed)}))
 
     def pause(self, all_threads):
         """Stop the main thread (or every thread) at its next Python line: breakpoints on every

@@ -56,6 +56,7 @@ __all__ = [
     "engine_available",
     "engine_backend",
     "engine_strategy",
+    "files_matching",
     "resolve_breakpoint_file",
     "resolve_breakpoint_arg",
 ]
@@ -186,28 +187,32 @@ def _loaded_files():
         yield main
 
 
-def resolve_breakpoint_file(spec):
-    """Find the loaded source file whose path ends with ``spec`` ('work.py', 'pkg/work.py').
-
-    Matches whole path components against modules in sys.modules and the main script. Returns the
-    canonic path, or None when nothing matches. Raises ValueError if several files match, naming
-    them, so that the user can add a directory to the spec.
-    """
+def files_matching(spec, also=None):
+    """The loaded source files (and ``also``, a file about to run) whose path ends with
+    ``spec`` ('work.py', 'pkg/work.py'), whole path components: a set of canonic paths."""
     if not spec:
-        return None
+        return set()
     if os.path.isabs(spec) and os.path.exists(spec):
-        return _canonic(spec)
+        return {_canonic(spec)}
     suffix = os.path.normcase(os.path.normpath(spec))
     if not os.path.splitext(suffix)[1]:
         suffix += ".py"
     parts = suffix.split(os.sep)
     matches = set()
-    for path in _loaded_files():
+    for path in ([also] if also else []) + list(_loaded_files()):
         canonic = _canonic(path)
         if canonic.endswith((".pyc", ".pyo")):
             canonic = canonic[:-1]
         if canonic.split(os.sep)[-len(parts):] == parts and os.path.exists(canonic):
             matches.add(canonic)
+    return matches
+
+
+def resolve_breakpoint_file(spec):
+    """The one loaded source file whose path ends with ``spec``, or None when nothing matches.
+    Raises ValueError if several files match, naming them, so that the user can add a directory
+    to the spec."""
+    matches = files_matching(spec)
     if len(matches) > 1:
         raise ValueError("%s matches several files: %s" % (spec, ", ".join(sorted(matches))))
     return matches.pop() if matches else None

@@ -103,6 +103,12 @@ bool Link::wait_connected(std::chrono::milliseconds limit) {
     return changed_.wait_for(lock, limit, [this] { return connected_; });
 }
 
+bool Link::wait_first_attempt(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, limit, [this] { return attempted_; });
+    return connected_;
+}
+
 bool Link::connected() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return connected_;
@@ -274,6 +280,7 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     control_inbox_.clear();
     connected_ = false;
     ever_connected_ = false;
+    attempted_ = false;
     proc_json_ = proc_json;
     ++generation_;
     if (started_) start_thread_locked();
@@ -317,6 +324,7 @@ bool Link::connect_once() {
     channel_ = channel;
     connected_ = true;
     ever_connected_ = true;
+    attempted_ = true;
     // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every
     // session that is waiting.
     for (const auto& [sid, state] : sessions_) {
@@ -335,6 +343,11 @@ void Link::run_io(std::uint64_t generation) {
     auto backoff = std::chrono::milliseconds(kFirstBackoff);
     while (current()) {
         if (!connect_once()) {
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                attempted_ = true;
+                changed_.notify_all();
+            }
             std::this_thread::sleep_for(backoff);
             backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
             continue;

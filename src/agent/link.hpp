@@ -40,6 +40,8 @@ class Link {
                std::chrono::milliseconds connect_wait);
     bool connected() const;
     bool wait_connected(std::chrono::milliseconds limit);
+    // Waits until the first attempt to connect has ended, either way; returns whether connected.
+    bool wait_first_attempt(std::chrono::milliseconds limit);
     bool started() const;
     void update_process(const std::string& proc_json);
 
@@ -86,6 +88,7 @@ class Link {
     int forked_socket_ = -1;  // connected in the fork handler, for the child's first handshake
     bool connected_ = false;
     bool ever_connected_ = false;  // since start, or since fork in a child
+    bool attempted_ = false;       // the same, of having tried to connect
     bool started_ = false;
     std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void
     HubAddress address_;

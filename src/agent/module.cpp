@@ -3,12 +3,14 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/set.h>
 #include <nanobind/stl/string.h>
 #include <stdlib.h>
 
 #include <thread>
 #include <type_traits>
 
+#include "agent/code_watch.hpp"
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
@@ -99,6 +101,9 @@ NB_MODULE(_agent, m) {
     m.def("wait_connected", [&link](double seconds) {
         return without_gil([&] { return link.wait_connected(to_ms(seconds)); });
     });
+    m.def("wait_first_attempt", [&link](double seconds) {
+        return without_gil([&] { return link.wait_first_attempt(to_ms(seconds)); });
+    });
     m.def("update_process",
           [&link](const std::string& proc_json) { link.update_process(proc_json); });
     m.def("open_session", [&link](const std::string& info_json) {
@@ -132,6 +137,10 @@ NB_MODULE(_agent, m) {
         without_gil([&] { link.send_process(type, fields_json); });
     });
     m.def("notify_exit", [&link](int status) { without_gil([&] { link.send_exit(status); }); });
+    // callback(filename) before code from a file with one of these names runs (see code_watch).
+    m.def("watch_code", [](nb::object callback, std::set<std::string> basenames) {
+        dpdb::agent::watch_code(callback.ptr(), std::move(basenames));
+    });
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });

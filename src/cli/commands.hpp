@@ -32,6 +32,7 @@ struct BreakOptions {
     std::vector<std::string> args;  // FILE:LINE [if EXPR...] | FUNCTION | [ID] with --clear
     bool list = false;
     bool clear = false;
+    bool every = false;  // arm every file the spec matches, on purpose
 };
 
 int break_command(const std::string& hub, const BreakOptions& options);

@@ -1,4 +1,5 @@
 // dpdb break, ps, stacks, log, pause: questions and orders about a whole job, asked of its hub.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/describe.hpp"
@@ -81,6 +83,50 @@ std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Jso
     return "paused at " + paused + " (" + names + ")";
 }
 
+// A spec that arms every file it matches (see python/dpdb/_global_breaks.py).
+constexpr const char* kEveryMatch = "*/";
+// How long `dpdb break` waits for every process to say where the new breakpoint went.
+constexpr auto kStandingWait = std::chrono::milliseconds(1500);
+constexpr auto kStandingPoll = std::chrono::milliseconds(50);
+
+std::string where_armed(const wire::Json& bp) {
+    const int processes = bp.value("processes", 0);
+    if (processes == 0) return "pending, 0 processes";
+    return std::to_string(processes) + (processes == 1 ? " process" : " processes");
+}
+
+// What processes said about a breakpoint they could not arm as written, each note once.
+void print_notes(const wire::Json& bp) {
+    for (const auto& said : bp.value("notes", wire::Json::array())) {
+        const int processes = said.value("processes", 1);
+        std::printf(
+            "     ! %s%s\n",
+            processes == 1 ? "" : ("in " + std::to_string(processes) + " processes: ").c_str(),
+            said.value("note", std::string()).c_str());
+    }
+}
+
+// After `dpdb break`: where the new breakpoint went, once every process has answered (bounded).
+void report_standing(const HubTarget& target, std::int64_t id) {
+    const auto deadline = std::chrono::steady_clock::now() + kStandingWait;
+    wire::Json standing;
+    for (;;) {
+        const auto result = ask(target, "break_list", wire::Json::object());
+        if (result.type != "result") return;
+        for (const auto& bp : result["data"]["breakpoints"]) {
+            if (bp.value("id", std::int64_t{0}) == id) standing = bp;
+        }
+        const bool answered = result["data"].value("waiting", 0) == 0;
+        if (answered || std::chrono::steady_clock::now() >= deadline) break;
+        std::this_thread::sleep_for(kStandingPoll);
+    }
+    if (standing.is_null()) return;
+    const int processes = standing.value("processes", 0);
+    std::printf("  %s\n", processes == 0 ? "pending: armed when a process loads its code"
+                                         : ("armed in " + where_armed(standing)).c_str());
+    print_notes(standing);
+}
+
 }  // namespace
 
 int break_command(const std::string& hub, const BreakOptions& options) {
@@ -94,13 +140,12 @@ int break_command(const std::string& hub, const BreakOptions& options) {
             return 0;
         }
         for (const auto& bp : all) {
-            const int processes = bp.value("processes", 0);
-            std::string where = processes == 0 ? "pending, 0 processes"
-                                               : std::to_string(processes) + " process(es)";
             std::string condition = bp.value("condition", std::string());
             std::printf("%-4lld %s%s  [%s]\n", static_cast<long long>(bp["id"].get<std::int64_t>()),
                         bp["spec"].get<std::string>().c_str(),
-                        condition.empty() ? "" : (" if " + condition).c_str(), where.c_str());
+                        condition.empty() ? "" : (" if " + condition).c_str(),
+                        where_armed(bp).c_str());
+            print_notes(bp);
         }
         return 0;
     }
@@ -131,8 +176,12 @@ int break_command(const std::string& hub, const BreakOptions& options) {
             condition += (i > 2 ? " " : "") + options.args[i];
         }
     }
-    return report(
-        ask(target, "break_add", {{"spec", options.args.front()}, {"condition", condition}}));
+    auto spec = options.args.front();
+    if (options.every && spec.rfind(kEveryMatch, 0) != 0) spec = kEveryMatch + spec;
+    const auto added = ask(target, "break_add", {{"spec", spec}, {"condition", condition}});
+    const int status = report(added);
+    if (status == 0) report_standing(target, added["data"].value("bp", std::int64_t{0}));
+    return status;
 }
 
 int ps_command(const std::string& hub, bool json) {

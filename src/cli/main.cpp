@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
     break_cmd->add_option("spec", break_options.args, "FILE:LINE [if EXPR] or FUNCTION");
     break_cmd->add_flag("--list", break_options.list, "list them, with how many processes match");
     break_cmd->add_flag("--clear", break_options.clear, "clear breakpoint ID, or all");
+    break_cmd->add_flag("--every", break_options.every,
+                        "arm every file FILE matches (written */FILE), not just one");
     bool ps_json = false;
     auto* ps_cmd = app.add_subcommand("ps", "the process tree: state, tags, exits and crashes");
     ps_cmd->add_flag("--json", ps_json, "machine-readable output");

@@ -276,6 +276,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         Process* process = registry_.process(agent->id());
         if (type == "break_status") {
             process->resolved_breakpoints = message["resolved"];
+            process->breakpoint_notes =
+                message.has("notes") ? message["notes"] : wire::Json::array();
+            process->breakpoints_reported = true;
             return;
         }
         if (type == "stacks_reply") return stacks_answered(agent->id(), message);
@@ -451,23 +454,46 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 client, message, true,
                 bp == 0 ? "cleared every breakpoint" : "cleared breakpoint " + std::to_string(bp));
         }
+        reply(client, message, true, "", breakpoints_listing());
+    }
+
+    // Every global breakpoint with the number of processes that armed it and what processes
+    // said about it (each note once, with how many said it); "waiting": processes that have
+    // not answered the latest list yet.
+    Json breakpoints_listing() const {
+        std::map<std::int64_t, int> armed;
+        std::map<std::int64_t, std::map<std::string, int>> notes;
+        int waiting = 0;
+        for (const auto& [connection, process] : registry_.processes()) {
+            if (!process.breakpoints_reported) ++waiting;
+            for (const auto& id : process.resolved_breakpoints) {
+                if (id.is_number_integer()) ++armed[id.get<std::int64_t>()];
+            }
+            for (const auto& note : process.breakpoint_notes) {
+                if (!note.is_object() || !note.value("id", Json()).is_number_integer()) continue;
+                const auto& text = note.value("note", Json());
+                if (text.is_string()) ++notes[note["id"].get<std::int64_t>()][text];
+            }
+        }
         Json listed = Json::array();
         for (auto bp : store_.breakpoints()) {
-            int processes = 0;
-            for (const auto& [connection, process] : registry_.processes()) {
-                for (const auto& id : process.resolved_breakpoints) {
-                    if (id == bp["id"]) ++processes;
-                }
+            const auto id = bp["id"].get<std::int64_t>();
+            bp["processes"] = armed[id];
+            Json said = Json::array();
+            for (const auto& [text, count] : notes[id]) {
+                if (said.size() == kNotesPerBreakpoint) break;
+                said.push_back({{"note", text}, {"processes", count}});
             }
-            bp["processes"] = processes;
+            bp["notes"] = std::move(said);
             listed.push_back(std::move(bp));
         }
-        reply(client, message, true, "", {{"breakpoints", std::move(listed)}});
+        return {{"breakpoints", std::move(listed)}, {"waiting", waiting}};
     }
 
     void broadcast_breakpoints() {
         const auto update = make("breakpoints", {{"list", store_.breakpoints()}});
-        for (const auto& [connection, process] : registry_.processes()) {
+        for (auto& [connection, process] : registry_.processes()) {
+            process.breakpoints_reported = false;
             if (auto agent = this->connection(connection)) agent->send(update);
         }
     }
@@ -660,6 +686,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
     static constexpr auto kStacksTimeout = std::chrono::seconds(1);
     static constexpr int kListedExits = 200;
+    static constexpr std::size_t kNotesPerBreakpoint = 5;  // distinct notes shown per breakpoint
     static constexpr auto kAdmissionTick = std::chrono::seconds(5);
 
     asio::io_context& io_;

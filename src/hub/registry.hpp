@@ -14,6 +14,8 @@ struct Process {
     std::uint64_t connection = 0;
     wire::Json info;  // pid, ppid, host, argv, python, tags, ... as the agent described itself
     wire::Json resolved_breakpoints = wire::Json::array();  // global ones that match its code
+    wire::Json breakpoint_notes = wire::Json::array();      // [{id, note}]: ambiguous specs, ...
+    bool breakpoints_reported = false;  // its status answers the hub's latest list
     wire::Json ending;  // what the agent said as it ended: {"status"} or {"signal", "stacks"}
 };
 
@@ -35,6 +37,7 @@ class Registry {
     // The connection of the live process with this pid, or 0.
     std::uint64_t connection_of_pid(std::int64_t pid) const;
     const std::map<std::uint64_t, Process>& processes() const { return processes_; }
+    std::map<std::uint64_t, Process>& processes() { return processes_; }
 
     Session& open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info);
     Session* session(std::int64_t id);

@@ -40,8 +40,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"session_update", {{"sid", Kind::Int}, {"info", Kind::Object}}},
         {"session_close", {{"sid", Kind::Int}, {"reason", Kind::String}}},
         {"proc_update", {{"proc", Kind::Object}}},
-        // Which global breakpoints resolve to code in this process (ids).
-        {"break_status", {{"resolved", Kind::Array}}},
+        // Which global breakpoints resolve to code in this process (ids), and what the user
+        // should know of the others ([{id, note}]: an ambiguous spec, a line that is not code).
+        {"break_status", {{"resolved", Kind::Array}, {"notes", Kind::Array, false}}},
         // The answer to a stacks request: every thread's Python stack, without pausing any.
         {"stacks_reply", {{"req", Kind::Int}, {"stacks", Kind::Object}}},
         // The process is ending: exit status, or the fatal signal and its threads' stacks.

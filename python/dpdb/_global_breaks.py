@@ -1,0 +1,200 @@
+"""The hub's global breakpoints in this process: which file each spec means, armed the moment
+that file's code is about to run, and what this process tells the hub about each.
+
+Which file a `FILE:LINE` spec means (the README states the rule): every loaded file whose path
+ends with FILE, whole components; of those, files of installed packages (the standard library,
+site-packages, dist-packages) count only when no other file matches, and the user is told which
+were left out. Two or more remaining candidates are ambiguous: armed nowhere, the candidates
+reported. A spec written `*/FILE:LINE` (`dpdb break --every`) arms every match.
+
+The armed breakpoints are pdb's own (bdb.Breakpoint), each marked with the hub's id: what a
+process has armed is read from them, so it cannot drift from what the hub is told, and a forked
+child, which inherits them, reconciles them with the hub's list like any process.
+"""
+
+import bdb
+import os
+import sys
+import sysconfig
+import threading
+
+from dpdb import _agent
+
+EVERY_MATCH = "*/"
+
+# The control thread arms when the hub's list changes; a thread about to run a watched file's
+# code arms it then. Reentrant: arming may import, and an import may reach the watch.
+_lock = threading.RLock()
+# Held across fork(): a child must not inherit it held by a thread it does not have.
+os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                    after_in_child=_lock.release)
+# An importing thread waits for the control thread at most this long; past it, the timer arms.
+_WATCH_LOCK_WAIT = 1.0
+
+
+def parse_spec(spec):
+    """'FILE:LINE' -> (file, line); 'FUNCTION' or 'module.function' -> (None, name)."""
+    file, colon, line = spec.rpartition(":")
+    if colon and line.strip().isdigit() and file:
+        return file.strip(), int(line)
+    return None, spec.strip()
+
+
+def _installed_roots():
+    roots = set()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(name)
+        if path:
+            roots.add(os.path.realpath(path) + os.sep)
+    return tuple(roots)
+
+
+_INSTALLED_ROOTS = _installed_roots()
+
+
+def is_installed(path):
+    """Whether a file belongs to an installed package or the standard library."""
+    parts = path.split(os.sep)
+    return ("site-packages" in parts or "dist-packages" in parts
+            or os.path.realpath(path).startswith(_INSTALLED_ROOTS))
+
+
+def choose(spec_file, candidates):
+    """(files to arm, note) for a spec's FILE among the files that match it."""
+    if spec_file.startswith(EVERY_MATCH):
+        return sorted(candidates), None
+    own = sorted(c for c in candidates if not is_installed(c))
+    installed = sorted(c for c in candidates if is_installed(c))
+    pool = own or installed
+    if len(pool) > 1:
+        return [], ("%s matches several files: %s; give a longer path, or `dpdb break --every` "
+                    "for all of them" % (spec_file, ", ".join(pool)))
+    if pool and own and installed:
+        return pool, ("%s means %s; left out: %s (installed)"
+                      % (spec_file, pool[0], ", ".join(installed)))
+    return pool, None
+
+
+def _find_function(name):
+    """A function or method by (dotted) name among the loaded modules: (file, first line)."""
+    head, _, attribute = name.rpartition(".")
+    for module in list(sys.modules.values()):
+        target = module
+        try:
+            for part in ([p for p in head.split(".") if p] + [attribute]):
+                target = getattr(target, part)
+        except Exception:
+            continue
+        code = getattr(getattr(target, "__func__", target), "__code__", None)
+        if code is not None:
+            return code.co_filename, code.co_firstlineno
+    return None
+
+
+def armed_here():
+    """hub id -> [bdb breakpoints] armed in this process for the hub."""
+    armed = {}
+    for bp in bdb.Breakpoint.bpbynumber:
+        hub_id = getattr(bp, "dpdb_global", None)
+        if bp is not None and hub_id is not None:
+            armed.setdefault(hub_id, []).append(bp)
+    return armed
+
+
+class GlobalBreakpoints:
+    def __init__(self, holder):
+        self.holder = holder  # () -> the Debugger that owns global breakpoints
+        self.wanted = []      # the hub's list, as last received
+        self.notes = {}       # hub id -> what the user should know about it in this process
+        self.modules_seen = 0
+        # The code watch goes in now, before the engine starts: audit hooks run in the order
+        # they were added, and the engine's own (3.12 looks there for the code of breakpoint
+        # files) must come after ours, which arms the file of the code about to run.
+        self._watch()
+
+    def update(self, wanted):
+        with _lock:
+            self.wanted = wanted
+            self.arm()
+            self._watch()
+
+    def pending(self):
+        armed = armed_here()
+        return any(bp["id"] not in armed for bp in self.wanted)
+
+    def recheck(self):
+        """The timer's look at newly loaded modules: function specs, and files whose code came
+        without an exec the watch sees."""
+        if self.pending() and len(sys.modules) != self.modules_seen:
+            with _lock:
+                self.arm()
+
+    def code_appeared(self, filename):
+        """From the code watch: code of `filename` is about to run in this thread."""
+        if not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
+            return
+        try:
+            self.arm(also=filename)
+        finally:
+            _lock.release()
+
+    def arm(self, also=None):
+        """Make the armed breakpoints match the hub's list, and tell the hub."""
+        from dpdb._engine import files_matching
+
+        self.modules_seen = len(sys.modules)
+        armed = armed_here()
+        if not self.wanted and not armed:
+            _agent.send_process("break_status", '{"resolved": []}')
+            return  # nothing to arm: no debugger, no engine
+        debugger = self.holder()
+        wanted = {bp["id"]: bp for bp in self.wanted}
+        self.notes = {}
+        for hub_id in set(armed) | set(wanted):
+            targets = self._targets(wanted[hub_id], files_matching, also) if hub_id in wanted else {}
+            current = {(bp.file, bp.line): bp for bp in armed.get(hub_id, [])}
+            for place, bp in current.items():
+                if place not in targets:
+                    debugger.clear_bpbynumber(str(bp.number))
+            for (file, line), funcname in targets.items():
+                if (file, line) not in current:
+                    self._set(debugger, hub_id, wanted[hub_id], file, line, funcname)
+        self._tell()
+
+    def _targets(self, bp, files_matching, also):
+        """{(file, line): funcname} where a hub breakpoint belongs in this process."""
+        file, where = parse_spec(bp["spec"])
+        if file is None:
+            found = _find_function(where)
+            return {found: where.rpartition(".")[2]} if found else {}
+        matches = files_matching(file[len(EVERY_MATCH):] if file.startswith(EVERY_MATCH)
+                                 else file, also)
+        chosen, note = choose(file, matches)
+        if note:
+            self.notes[bp["id"]] = note
+        return {(path, where): None for path in chosen}
+
+    def _set(self, debugger, hub_id, bp, file, line, funcname):
+        error = debugger.set_break(file, line, cond=bp.get("condition") or None,
+                                   funcname=funcname)
+        if error is not None:
+            self.notes[hub_id] = error
+            return
+        debugger.get_breaks(file, line)[-1].dpdb_global = hub_id
+
+    def _tell(self):
+        import json
+
+        status = {"resolved": sorted(armed_here())}
+        if self.notes:
+            status["notes"] = [{"id": i, "note": n} for i, n in sorted(self.notes.items())]
+        _agent.send_process("break_status", json.dumps(status))
+
+    def _watch(self):
+        names = set()
+        for bp in self.wanted:
+            file, _ = parse_spec(bp["spec"])
+            if file is not None:
+                names.add(os.path.basename(file) if file.endswith(".py")
+                          else os.path.basename(file) + ".py")
+        _agent.watch_code(self.code_appeared, names)

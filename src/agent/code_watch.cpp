@@ -1,0 +1,76 @@
+#include "agent/code_watch.hpp"
+
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+namespace dpdb::agent {
+namespace {
+
+// Read by the hook and replaced by watch_code(), both with the GIL held: the GIL is their lock.
+PyObject* g_callback = nullptr;
+std::set<std::string, std::less<>>* g_basenames = nullptr;
+bool g_installed = false;
+
+std::string_view basename_of(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The file the event is about: a code object's co_filename, or run_file's path.
+PyObject* filename_of(const char* event, PyObject* args) {
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return nullptr;
+    PyObject* first = PyTuple_GET_ITEM(args, 0);
+    if (std::strcmp(event, "exec") == 0) {
+        return PyCode_Check(first) ? reinterpret_cast<PyCodeObject*>(first)->co_filename : nullptr;
+    }
+    return PyUnicode_Check(first) ? first : nullptr;
+}
+
+int on_audit_event(const char* event, PyObject* args, void*) {
+    if (g_basenames == nullptr || g_basenames->empty()) return 0;
+    if (std::strcmp(event, "exec") != 0 && std::strcmp(event, "cpython.run_file") != 0) return 0;
+    PyObject* filename = filename_of(event, args);
+    if (filename == nullptr || !PyUnicode_Check(filename)) return 0;
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(filename, &size);
+    if (text == nullptr) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (g_basenames->find(basename_of({text, static_cast<std::size_t>(size)})) ==
+        g_basenames->end()) {
+        return 0;
+    }
+    // The callback may replace the watch (and with it g_callback): hold our own reference.
+    PyObject* callback = g_callback;
+    Py_XINCREF(callback);
+    PyObject* result = callback ? PyObject_CallOneArg(callback, filename) : nullptr;
+    Py_XDECREF(callback);
+    if (result == nullptr) {
+        // The program's code must run whatever happened here: never fail its exec.
+        if (PyErr_Occurred()) PyErr_WriteUnraisable(filename);
+        return 0;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+}  // namespace
+
+void watch_code(PyObject* callback, std::set<std::string> basenames) {
+    Py_XINCREF(callback);
+    Py_XSETREF(g_callback, callback);
+    auto* fresh = new std::set<std::string, std::less<>>(std::make_move_iterator(basenames.begin()),
+                                                         std::make_move_iterator(basenames.end()));
+    delete std::exchange(g_basenames, fresh);
+    if (g_installed) return;
+    // Another audit hook may refuse new ones: then breakpoints are armed by the timer only.
+    if (PySys_AddAuditHook(on_audit_event, nullptr) == 0) {
+        g_installed = true;
+    } else {
+        PyErr_Clear();
+    }
+}
+
+}  // namespace dpdb::agent

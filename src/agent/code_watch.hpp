@@ -1,0 +1,24 @@
+// Tells Python code the moment code from a watched file is about to run: a module's code before
+// its body executes (the "exec" audit event that importlib, runpy and multiprocessing raise) and
+// a script before it runs ("cpython.run_file"). Global breakpoints that wait for their file are
+// armed there, before the first line of that file can run, instead of on a timer.
+//
+// The hook is a C audit hook: installed once, it cannot be removed (no audit hook can), and for
+// every other audit event of the process it costs one string comparison. It must be installed
+// before the breakpoint engine's own hook, which looks at the same "exec" to find the code of
+// breakpoint files (3.12): audit hooks run in the order they were added.
+#pragma once
+
+#include <Python.h>
+
+#include <set>
+#include <string>
+
+namespace dpdb::agent {
+
+// Installs the hook (once) and sets what it watches: files whose last path component is one of
+// `basenames`; `callback(filename)` is called for each, in the thread that runs the code, before
+// it runs. An empty set watches nothing. Both are read and written with the GIL held only.
+void watch_code(PyObject* callback, std::set<std::string> basenames);
+
+}  // namespace dpdb::agent

@@ -1,0 +1,14 @@
+"""Files that share a name: two work.py of the program's own, and its tasks.py beside the
+standard library's asyncio/tasks.py."""
+import asyncio
+import sys
+
+import tasks
+from jobs.a import work as work_a
+from jobs.b import work as work_b
+from wait_go import wait_for
+
+wait_for(sys.argv[1])
+print("tasks", asyncio.run(tasks.run(1)), flush=True)
+print("a", work_a.step(1), "b", work_b.step(2), flush=True)
+print("ambiguous done", flush=True)

@@ -1,0 +1,3 @@
+def compute(n):
+    result = n * 10  # global breakpoint here
+    return result

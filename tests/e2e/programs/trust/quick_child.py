@@ -1,0 +1,3 @@
+import quick
+
+print("child got", quick.compute(2), flush=True)

@@ -1,0 +1,113 @@
+"""Global breakpoints a user can trust: a spec means one file or says why not, a pending one is
+armed the moment its code appears, and a cleared one is gone from every process, forked before
+the change or after."""
+
+import os
+import re
+
+from conftest import PROMPT, finish, line_of, program, wait_until
+
+TRUST = program("trust")
+
+
+def trust(name):
+    return os.path.join(TRUST, name)
+
+
+def running(dpdb, count=1):
+    """Waits until `dpdb ps` lists `count` processes of the run."""
+    def listed():
+        done = dpdb.run("dpdb", "ps", "--json")
+        return done.returncode == 0 and done.stdout.count('"pid"') >= count
+    wait_until(listed, "the program to be listed")
+
+
+def break_at(dpdb, *spec):
+    done = dpdb.run("dpdb", "break", *spec)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def stop_and_go_on(run, expression, value):
+    run.expect(r"attached to session \d+: pid \d+")
+    run.expect(PROMPT)
+    run.sendline("p " + expression)
+    run.expect(r"\r\n%s\r\n" % re.escape(value))
+    run.expect(PROMPT)
+    run.sendline("c")
+
+
+def test_a_pending_breakpoint_stops_the_first_line_run_after_its_import(dpdb):
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", trust("startup.py"), go)
+    running(dpdb)
+    line = line_of(trust("quick.py"), "global breakpoint here")
+    added = break_at(dpdb, "quick.py:%d" % line)
+    assert "pending: armed when a process loads its code" in added, added
+    open(go, "w").close()
+    # Imported and called at once by a process that has run for a while...
+    stop_and_go_on(run, "n", "1")
+    run.expect("main got 10")
+    # ... and by a process that calls it right at its start.
+    stop_and_go_on(run, "n", "2")
+    run.expect("child got 20")
+    run.expect("startup done")
+    finish(run)
+
+
+def test_an_ambiguous_spec_is_reported_with_its_candidates(dpdb):
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", trust("ambiguous.py"), go, cwd=TRUST)
+    running(dpdb)
+    work = line_of(trust("jobs/a/work.py"), "work breakpoint here")
+    ambiguous = break_at(dpdb, "work.py:%d" % work)
+    candidates = "%s, %s" % (trust("jobs/a/work.py"), trust("jobs/b/work.py"))
+    assert "work.py matches several files: %s" % candidates in ambiguous, ambiguous
+    assert "pending" in ambiguous, ambiguous
+    listing = dpdb.run("dpdb", "break", "--list").stdout
+    assert re.search(r"1\s+work.py:%d\s+\[pending, 0 processes\]\n\s+! work.py matches several "
+                     r"files: %s" % (work, re.escape(candidates)), listing), listing
+
+    # The program's own tasks.py wins over asyncio's, and the user is told.
+    task = line_of(trust("tasks.py"), "task breakpoint here")
+    own = break_at(dpdb, "tasks.py:%d" % task)
+    assert "armed in 1 process" in own, own
+    assert re.search(r"tasks.py means %s; left out: \S+/asyncio/tasks.py \(installed\)"
+                     % re.escape(trust("tasks.py")), own), own
+
+    # A longer path narrows it; --every takes all of them on purpose.
+    assert "armed in 1 process" in break_at(dpdb, "b/work.py:%d" % work)
+    every = break_at(dpdb, "--every", "work.py:%d" % work)
+    assert "breakpoint 4 at */work.py:%d" % work in every and "armed in 1 process" in every, every
+
+    open(go, "w").close()
+    stop_and_go_on(run, "n", "1")  # tasks.py
+    run.expect(r"tasks 101")
+    stop_and_go_on(run, "n", "1")  # a/work.py, by --every
+    stop_and_go_on(run, "n", "2")  # b/work.py, by both b/work.py and --every: once
+    run.expect("a 3 b 6")
+    run.expect("ambiguous done")
+    finish(run)
+
+
+def test_a_cleared_breakpoint_is_silent_in_workers_forked_before_and_after(dpdb):
+    folder = dpdb.root
+    run = dpdb.spawn("dpdb", "run", trust("prefork.py"), folder)
+    running(dpdb)
+    line = line_of(trust("handler.py"), "handler breakpoint here")
+    assert "armed in 1 process" in break_at(dpdb, "handler.py:%d" % line)
+
+    open(os.path.join(folder, "fork1"), "w").close()
+    stop_and_go_on(run, "n", "1")  # worker 1 inherited the armed breakpoint
+    run.expect("worker 1: 2")
+
+    cleared = dpdb.run("dpdb", "break", "--clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert "no global breakpoints" in dpdb.run("dpdb", "break", "--list").stdout
+    open(os.path.join(folder, "fork2"), "w").close()
+    run.expect("worker 2: 4")  # forked after the change
+    open(os.path.join(folder, "again1"), "w").close()
+    run.expect("worker 1 again: 6")  # forked before it
+    run.expect("master: 8")
+    assert "attached to session" not in run.before
+    finish(run)
