@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,7 +104,8 @@ void Console::say(const std::string& text) {
         // The label counts the waiting sessions, which may just have changed.
         if (editor_->editing() && attached_ != 0)
             editor_->set_prompt(prompt_label() + last_prompt_);
-        editor_->print_above(line);
+        // A line given up (its session ended) is not drawn again under the news.
+        editor_->print_above(line, !abandon_line_);
     } else {
         std::fputs(line.c_str(), stdout);
         std::fflush(stdout);
@@ -155,6 +157,7 @@ int Console::run() {
             const std::string prompt = prompt_label() + *prompt_;
             prompt_.reset();
             abandon_line_ = false;
+            drop_typed_for_ended_session();
             std::optional<std::string> line;
             if (editor_) {
                 line = editor_->read_line(prompt);
@@ -172,7 +175,10 @@ int Console::run() {
                     stdin_line_.push_back(static_cast<char>(*byte));
                 }
             }
-            if (abandon_line_ || done_) continue;
+            if (abandon_line_ || done_) {
+                dropped_partial_line_ = dropped_partial_line_ || (line && !line->empty());
+                continue;
+            }
             if (!line && prompt_nested_ && !stdin_closed_) {
                 if (editor_) std::fputs("\n", stdout);
                 channel_.send(
@@ -195,6 +201,20 @@ int Console::run() {
         }
     }
     return status_;
+}
+
+void Console::drop_typed_for_ended_session() {
+    if (ended_under_typing_ == 0 || ended_under_typing_ == attached_) return;
+    int typed_ahead = 0;
+    if (interactive_ && ::ioctl(STDIN_FILENO, FIONREAD, &typed_ahead) == 0 && typed_ahead > 0) {
+        ::tcflush(STDIN_FILENO, TCIFLUSH);
+    }
+    if (typed_ahead > 0 || dropped_partial_line_) {
+        say("dropped what was typed for session " + std::to_string(ended_under_typing_) +
+            ", which ended before it was sent; it goes to no other session");
+    }
+    ended_under_typing_ = 0;
+    dropped_partial_line_ = false;
 }
 
 bool Console::pump(int timeout_ms) {
@@ -280,6 +300,7 @@ void Console::handle(const wire::Message& message) {
         }
     } else if (type == "prompt") {
         if (message.num("sid") == attached_) {
+            line_sent_ = false;
             prompt_ = message.str("text");
             last_prompt_ = *prompt_;
             prompt_nested_ = message.has("nested") && message["nested"].get<bool>();
@@ -293,6 +314,8 @@ void Console::handle(const wire::Message& message) {
         prompt_.reset();
         abandon_line_ = true;
         const auto reason = message.str("reason");
+        if (reason != "detached" && !line_sent_) ended_under_typing_ = sid;
+        line_sent_ = false;
         if (reason == "detached" && switch_to_ != 0) {
             say("session " + std::to_string(sid) + " stays paused");
         } else if (reason == "detached") {
@@ -417,6 +440,7 @@ void Console::user_line(const std::string& line) {
         return;
     }
     channel_.send(wire::make("input", {{"sid", attached_}, {"line", line}}));
+    line_sent_ = true;
 }
 
 std::vector<std::string> Console::complete(const std::string& text, const std::string& line,

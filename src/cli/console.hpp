@@ -46,6 +46,8 @@ class Console {
     void attach_next_waiting();
     void user_line(const std::string& line);
     bool pump(int timeout_ms);
+    // Before the first prompt of another session: discards input typed for one that ended.
+    void drop_typed_for_ended_session();
     void check_interrupt();
     std::optional<unsigned char> next_byte();
     std::vector<std::string> complete(const std::string& text, const std::string& line, int begidx,
@@ -70,6 +72,11 @@ class Console {
     bool prompt_nested_ = false;
     std::set<std::int64_t> declined_;  // sessions the user detached from: not attached by itself
     bool abandon_line_ = false;
+    // A session that ended while the user had no line on its way to it: what was typed for it
+    // (a line being edited, keys typed ahead) must never reach the next session.
+    std::int64_t ended_under_typing_ = 0;
+    bool dropped_partial_line_ = false;
+    bool line_sent_ = false;  // a line went to the attached session; its answer is not in yet
     bool done_ = false;
     int status_ = 0;
     std::int64_t completion_id_ = 0;

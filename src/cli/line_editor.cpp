@@ -75,7 +75,7 @@ std::optional<std::string> LineEditor::read_line(const std::string& prompt) {
     return text;
 }
 
-void LineEditor::print_above(const std::string& text) {
+void LineEditor::print_above(const std::string& text, bool redraw) {
     if (!editing_) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
@@ -84,7 +84,7 @@ void LineEditor::print_above(const std::string& text) {
     std::fputs("\r\033[K", stdout);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
-    el_set(el_, EL_REFRESH);
+    if (redraw) el_set(el_, EL_REFRESH);
 }
 
 void LineEditor::resize() {

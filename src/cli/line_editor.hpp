@@ -29,8 +29,9 @@ class LineEditor {
     // Edits one line after `prompt`. Nothing on end of input (Ctrl-D on an empty line) or when the
     // byte source abandoned the line.
     std::optional<std::string> read_line(const std::string& prompt);
-    // Prints a line above the prompt being edited, then redraws the prompt and what was typed.
-    void print_above(const std::string& text);
+    // Prints a line above the prompt being edited, then (unless told not to: a line given up)
+    // redraws the prompt and what was typed.
+    void print_above(const std::string& text, bool redraw = true);
     // Changes the prompt of the line being edited (shown at the next redraw).
     void set_prompt(const std::string& prompt) { prompt_ = prompt; }
     // Call after the terminal changed size.

@@ -5,6 +5,7 @@ hub by themselves), a client that dies leaves the session as it was, `c` keeps b
 import os
 import signal
 import subprocess
+import time
 
 
 from conftest import DPDB, PROMPT, expect_all, finish, plain, program, stop, stop_line, wait_until
@@ -241,3 +242,30 @@ def test_no_hub_says_where_it_looked_and_how_to_start_one(dpdb):
         assert looked in message, (command, message)
         assert "dpdb hub" in message and "dpdb run" in message, (command, message)
         assert message.count("\n") == 1, (command, message)
+
+
+def test_input_for_a_session_that_ended_never_reaches_another(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("dead_prompt.py"))
+    run.expect(r"worker 1 pid (\d+)")
+    first = int(run.match.group(1))
+    run.expect(r"attached to session (\d+): pid %d" % first)
+    session = run.match.group(1)
+    run.expect(PROMPT)
+    run.send("p 'typed at the dead prompt', os.getpid()")  # being typed as the worker dies
+    time.sleep(0.2)
+    os.kill(first, signal.SIGKILL)
+    run.expect(r"session %s process %d went away" % (session, first))
+    run.send("\rp 'typed ahead'\r")  # the rest of the line, and more, before the next prompt
+    run.expect(r"worker 2 pid (\d+)")
+    second = int(run.match.group(1))
+    run.expect(r"dropped what was typed for session %s, which ended before it was sent" % session)
+    run.expect(PROMPT)
+    run.sendline("p os.getpid()")
+    run.expect(r"\r\n%d\r\n" % second)
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("worker 2 done")
+    run.expect("all done")
+    answers = plain(run.logfile_read.getvalue())
+    assert "('typed at the dead prompt'," not in answers and "\n'typed ahead'\n" not in answers
+    finish(run)
