@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from dpdb import _agent, _process
+from dpdb import _agent, _process, _signals
 
 _FLUSH_BYTES = 16 * 1024
 _FLUSH_SECONDS = 0.05
@@ -218,14 +218,16 @@ class SessionConsole:
         return time.monotonic() + self._policy.seconds
 
     def _next_event(self, deadline):
+        # A paused main thread wakes now and then: the signals it holds are noticed in between.
+        wake = _signals.WAKE_SECONDS if _signals.holding() else None
         while True:
             if deadline is None:
-                event = _agent.wait(self.sid, None)
+                event = _agent.wait(self.sid, wake)
             else:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
-                event = _agent.wait(self.sid, left)
+                event = _agent.wait(self.sid, min(left, wake or left))
             if event is not None:
                 return event
 

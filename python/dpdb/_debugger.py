@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _control
+from dpdb import _control, _signals
 from dpdb._console import SessionConsole
 
 try:
@@ -71,7 +71,12 @@ class Debugger(*_BASES):
         if self._condition_error:
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
-        super().interaction(frame, traceback)
+        with _signals.held_while_paused(self._tell_now):
+            super().interaction(frame, traceback)
+
+    def _tell_now(self, text):
+        self.message("*** " + text)
+        self.console.flush()
 
     def bp_commands(self, frame):
         # A breakpoint's `commands` run, and may prompt, from here rather than from

@@ -269,3 +269,20 @@ def test_input_for_a_session_that_ended_never_reaches_another(dpdb):
     answers = plain(run.logfile_read.getvalue())
     assert "('typed at the dead prompt'," not in answers and "\n'typed ahead'\n" not in answers
     finish(run)
+
+
+def test_sigterm_to_a_paused_worker_is_told_and_handled_after_continue(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("supervised.py"))
+    run.expect(r"worker pid (\d+)")
+    worker = int(run.match.group(1))
+    run.expect(PROMPT)
+    os.kill(worker, signal.SIGTERM)
+    run.expect(r"SIGTERM arrived: the program's handler runs when the thread resumes \(`c`\)")
+    # The handler has not run: the session still answers, in the debugger's own time.
+    run.sendline("p stopping")
+    run.expect(r"\r\n\[\]\r\n")
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("handler ran for SIGTERM")
+    run.expect("shut down cleanly")
+    finish(run)
