@@ -41,7 +41,48 @@ std::string short_argv(const wire::Json& item) {
     return out;
 }
 
-std::string tags(const wire::Json& item) {
+std::string age(const wire::Json& item) {
+    const auto it = item.find("since");
+    if (it == item.end() || !it->is_number()) return "";
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const long seconds = std::max(0L, static_cast<long>(now - it->get<double>()));
+    if (seconds < 120) return std::to_string(seconds) + "s";
+    if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+    return std::to_string(seconds / 3600) + "h";
+}
+
+}  // namespace
+
+// Columns on a terminal: a UTF-8 character (a tree's "└─") takes one, whatever its bytes.
+std::size_t display_width(const std::string& text) {
+    std::size_t width = 0;
+    for (const unsigned char c : text) width += (c & 0xC0) != 0x80 ? 1 : 0;
+    return width;
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        widths.resize(std::max(widths.size(), row.size()));
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], display_width(row[i]));
+        }
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) line += std::string(widths[i] - display_width(row[i]) + 2, ' ');
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+std::string tags_of(const wire::Json& item) {
     const auto it = item.find("tags");
     if (it == item.end() || !it->is_object()) return "";
     std::string out;
@@ -54,41 +95,9 @@ std::string tags(const wire::Json& item) {
     return out;
 }
 
-std::string age(const wire::Json& item) {
-    const auto it = item.find("since");
-    if (it == item.end() || !it->is_number()) return "";
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const long seconds = std::max(0L, static_cast<long>(now - it->get<double>()));
-    if (seconds < 120) return std::to_string(seconds) + "s";
-    if (seconds < 7200) return std::to_string(seconds / 60) + "m";
-    return std::to_string(seconds / 3600) + "h";
-}
-
-std::string table(const std::vector<std::vector<std::string>>& rows) {
-    std::vector<std::size_t> widths;
-    for (const auto& row : rows) {
-        widths.resize(std::max(widths.size(), row.size()));
-        for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-    }
-    std::string out;
-    for (const auto& row : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            line += row[i];
-            if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-    }
-    return out;
-}
-
-}  // namespace
-
 std::string process_label(const wire::Json& item) {
     std::string label = "pid " + text(item, "pid");
-    if (const auto t = tags(item); !t.empty()) label += " [" + t + "]";
+    if (const auto t = tags_of(item); !t.empty()) label += " [" + t + "]";
     const auto name = text(item, "process_name");
     if (!name.empty() && name != "MainProcess") {
         label += " " + name;
@@ -111,7 +120,7 @@ std::string sessions_table(const wire::Json& sessions) {
     std::vector<std::vector<std::string>> rows = {
         {"SESSION", "PID", "HOST", "TAGS", "THREAD", "WHERE", "PAUSED", "ATTACHED"}};
     for (const auto& s : sessions) {
-        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tags(s),
+        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tags_of(s),
                         text(s, "thread") + " (" + text(s, "tid") + ")", location(s), age(s),
                         s.value("attached", false) ? "yes" : "no"});
     }
@@ -127,7 +136,7 @@ std::string processes_table(const wire::Json& processes) {
             paused += (paused.empty() ? "" : ",") + id.dump();
         }
         rows.push_back({text(p, "pid"), text(p, "ppid"), text(p, "host"), text(p, "python"),
-                        tags(p), paused.empty() ? "-" : paused, short_argv(p)});
+                        tags_of(p), paused.empty() ? "-" : paused, short_argv(p)});
     }
     return table(rows);
 }

@@ -46,27 +46,11 @@ int report(const wire::Message& result) {
     return ok ? 0 : 2;
 }
 
-std::string signal_name(int number) {
-    const char* abbrev = sigabbrev_np(number);
-    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(number);
-}
-
-// An exit status in words where it has a usual meaning.
-std::string explain_status(long status) {
-    std::string text = "exited with status " + std::to_string(status);
-    if (status > 128 && status < 128 + 65) {
-        const int number = static_cast<int>(status - 128);
-        text += " (" + signal_name(number);
-        if (number == SIGKILL) text += ", often the OOM killer";
-        text += ")";
-    }
-    return text;
-}
-
 std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Json>& sessions) {
     if (p.value("exited", false)) {
         if (p.contains("signal")) return "crashed: " + p["signal"].get<std::string>();
-        if (p.contains("status")) return explain_status(p["status"].get<long>());
+        // A status, whatever its number: billiard's recycled workers exit with 155 on purpose.
+        if (p.contains("status")) return "exited with status " + p["status"].dump();
         return "vanished without a word (killed: SIGKILL, or the OOM killer)";
     }
     std::string paused;
@@ -219,18 +203,14 @@ int ps_command(const std::string& hub, bool json) {
             roots.push_back(&p);
         }
     }
-    std::printf("%-24s %-10s %-22s %-40s %s\n", "PID", "HOST", "TAGS", "STATE", "COMMAND");
+    std::vector<std::vector<std::string>> rows = {{"PID", "HOST", "TAGS", "STATE", "COMMAND"}};
     std::function<void(const wire::Json*, const std::string&, bool, bool)> print;
     print = [&](const wire::Json* p, const std::string& indent, bool last, bool root) {
         const std::string branch = root ? "" : (last ? "└─ " : "├─ ");
-        const std::string pid = indent + branch + std::to_string(p->value("pid", std::int64_t{-1}));
-        wire::Json tagged = wire::Json::object();
-        tagged["tags"] = p->value("tags", wire::Json::object());
-        std::string tags = process_label(tagged);
-        tags = tags.size() > 7 ? tags.substr(8) : "";  // the bracketed tags after "pid "
-        std::printf("%-24s %-10s %-22s %-40s %s\n", pid.c_str(),
-                    p->value("host", std::string()).c_str(), tags.c_str(),
-                    (*p)["state"].get<std::string>().c_str(), short_command(*p).c_str());
+        const auto tags = tags_of(*p);
+        rows.push_back({indent + branch + std::to_string(p->value("pid", std::int64_t{-1})),
+                        p->value("host", std::string()), tags.empty() ? "-" : tags,
+                        (*p)["state"].get<std::string>(), short_command(*p)});
         const auto& kids = children[p->value("pid", std::int64_t{-1})];
         for (std::size_t i = 0; i < kids.size(); ++i) {
             print(kids[i], indent + (root ? "" : (last ? "   " : "│  ")), i + 1 == kids.size(),
@@ -238,6 +218,7 @@ int ps_command(const std::string& hub, bool json) {
         }
     };
     for (const auto* root : roots) print(root, "", true, true);
+    std::fputs(table(rows).c_str(), stdout);
     return 0;
 }
 

@@ -10,7 +10,7 @@ import time
 import pexpect
 import pytest
 
-from conftest import PROMPT, expect_all, line_of, program, wait_until
+from conftest import PROMPT, expect_all, finish, line_of, program, wait_until
 
 
 def ps(dpdb):
@@ -287,3 +287,25 @@ def test_global_breakpoint_in_an_imported_module_of_a_call_heavy_loop(dpdb):
     child.sendline("c")
     child.expect(r"session \d+ continued")
     child.terminate(force=True)
+
+
+def test_ps_shows_exit_statuses_as_statuses_and_keeps_its_columns(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("recycled.py"))
+    run.expect(r"recycled (\d+)")
+    recycled = int(run.match.group(1))
+    run.expect(PROMPT)
+    done = dpdb.run("dpdb", "ps")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.search(r"└─ %d .* exited with status 155 " % recycled, done.stdout), done.stdout
+    assert "SIGPROF" not in done.stdout
+    assert "paused at recycled.py:7 in a_function_whose_name_is_long_enough" in done.stdout
+    # Every row's command starts in the header's COMMAND column, tree branches and long states
+    # notwithstanding.
+    column = lines[0].index("COMMAND")
+    assert len(lines) >= 4, done.stdout
+    for line in lines[1:]:
+        assert line[column:].startswith("python3 recycled.py"), done.stdout
+    run.sendline("c")
+    run.expect("pool done")
+    finish(run)
