@@ -2,13 +2,16 @@
 global breakpoints, stacks of every thread, pause — while the program runs. It waits in C++ with
 the GIL released, so it costs nothing between requests."""
 
+import bdb
+import cmd
 import json
 import os
+import pdb
 import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console
+from dpdb import _agent, _console, _process
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -82,6 +85,7 @@ class _Control:
                     self.drop_paused()
                 if event is None:
                     self.breakpoints.recheck()
+                    _process.refresh()
                     continue
                 kind, body = event
                 message = json.loads(body)
@@ -194,6 +198,22 @@ def _gil_role(gil, holder, ident, native_id):
     return None
 
 
+# The debugger's own code, which a paused thread runs above the user's.
+_DEBUGGER_FILES = tuple(os.path.join(os.path.dirname(m.__file__), "")
+                        for m in (sys.modules["dpdb"],)) + tuple(
+    os.path.splitext(m.__file__)[0] + ".py" for m in (bdb, pdb, cmd))
+
+
+def _debugger_frames(summary):
+    """How many of the innermost frames are the debugger's (a paused thread's prompt)."""
+    count = 0
+    for f in reversed(summary):
+        if not f.filename.startswith(_DEBUGGER_FILES):
+            break
+        count += 1
+    return count if count < len(summary) else 0
+
+
 def stacks(gil=None):
     """Every thread's Python stack, as text and as frames, without pausing anything."""
     names = {t.ident: t for t in threading.enumerate()}
@@ -202,6 +222,7 @@ def stacks(gil=None):
     holder = gil and gil.get("holder_state") and _agent.thread_of_gil_state(gil["holder_state"])
     threads = []
     lines = []
+    every_line = []  # the same, with the debugger's frames of paused threads
     for ident, frame in sys._current_frames().items():
         if ident == me:
             continue
@@ -210,17 +231,30 @@ def stacks(gil=None):
         native = getattr(thread, "native_id", None) if thread else None
         role = _gil_role(gil, holder, ident, native)
         summary = traceback.extract_stack(frame)
+        hidden = _debugger_frames(summary)
         threads.append({
             "ident": ident, "name": name, "native_id": native,
             "daemon": bool(thread and thread.daemon), "gil": role,
             "frames": [{"file": f.filename, "line": f.lineno, "function": f.name,
-                        "code": f.line or ""} for f in summary],
+                        "code": f.line or "", "debugger": i >= len(summary) - hidden}
+                       for i, f in enumerate(summary)],
         })
-        lines.append("  Thread %s (%s%s)%s, most recent call last:" % (
+        heading = "  Thread %s (%s%s)%s, most recent call last:" % (
             name, ident, ", native %s" % native if native else "",
-            " [%s]" % role if role else ""))
-        for f in summary:
-            lines.append('    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name))
+            " [%s]" % role if role else "")
+        lines.append(heading)
+        every_line.append(heading)
+        for i, f in enumerate(summary):
+            text = ['    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name)]
             if f.line:
-                lines.append("      " + f.line.strip())
-    return {"threads": threads, "text": "\n".join(lines)}
+                text.append("      " + f.line.strip())
+            every_line.extend(text)
+            if i < len(summary) - hidden:
+                lines.extend(text)
+        if hidden:
+            lines.append("    (paused by the debugger: %d frames of dpdb, pdb and bdb above "
+                         "are hidden; `dpdb stacks --debugger-frames` shows them)" % hidden)
+    reply = {"threads": threads, "text": "\n".join(lines)}
+    if every_line != lines:
+        reply["text_with_debugger"] = "\n".join(every_line)
+    return reply

@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _control, _signals
+from dpdb import _control, _process, _signals
 from dpdb._console import SessionConsole
 
 try:
@@ -26,16 +26,6 @@ _stopped_debugging = threading.Event()
 
 def stopped_debugging():
     return _stopped_debugging.is_set()
-
-
-def _process_name():
-    mp = sys.modules.get("multiprocessing")
-    if mp is None:
-        return ""
-    try:
-        return mp.current_process().name
-    except Exception:
-        return ""
 
 
 def _failure_of(condition, frame):
@@ -111,7 +101,7 @@ class Debugger(*_BASES):
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,
-            "process_name": _process_name(),
+            "process_name": _process.process_name(),
             "reason": reason or ("post-mortem" if self._post_mortem else "breakpoint"),
         }
 

@@ -39,6 +39,23 @@ def tags():
     return found
 
 
+def process_name():
+    """The name a person knows a process by, where its launcher gives one: pytest-xdist's
+    "gw0", multiprocessing's and billiard's (Celery's) "ForkPoolWorker-1"."""
+    xdist = os.environ.get("PYTEST_XDIST_WORKER")
+    if xdist:
+        return xdist
+    for module in ("billiard", "multiprocessing"):
+        loaded = sys.modules.get(module)
+        try:
+            name = loaded.current_process().name if loaded else ""
+        except Exception:
+            continue
+        if name and name != "MainProcess":
+            return name
+    return ""
+
+
 def describe():
     return {
         "pid": os.getpid(),
@@ -49,6 +66,7 @@ def describe():
         "executable": sys.executable,
         "cwd": os.getcwd(),
         "tags": tags(),
+        "process_name": process_name(),
         "run": os.environ.get("DPDB_RUN_ID", ""),
     }
 
@@ -84,7 +102,7 @@ _start_lock = threading.Lock()
 # Held across fork(), so that a child never inherits it locked by a thread it does not have.
 os.register_at_fork(before=_start_lock.acquire, after_in_parent=_start_lock.release,
                     after_in_child=_start_lock.release)
-_announced_tags = None
+_announced_identity = None
 
 
 def _unreachable_socket():
@@ -115,11 +133,11 @@ def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
         return False
-    global _announced_tags
+    global _announced_identity
     with _start_lock:
         started = _agent.started()
         if not started and not _tell_if_unreachable():
-            _announced_tags = tags()
+            _announced_identity = (tags(), process_name())
             secret, secret_file = _secret_source()
             connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
                                      json.dumps(describe()), wait)
@@ -148,12 +166,12 @@ def _tell_if_unreachable():
 
 
 def refresh():
-    """Tell the hub if this process's tags changed since it said who it is: frameworks often set
-    RANK and the like after start-up, before the code that stops runs."""
-    global _announced_tags
-    current = tags()
-    if current != _announced_tags and _agent.started():
-        _announced_tags = current
+    """Tell the hub if this process's tags or name changed since it said who it is: launchers
+    often set RANK, PYTEST_XDIST_WORKER or a worker's name after start-up."""
+    global _announced_identity
+    current = (tags(), process_name())
+    if current != _announced_identity and _agent.started():
+        _announced_identity = current
         _agent.update_process(json.dumps(describe()))
 
 
@@ -203,6 +221,11 @@ os.register_at_fork(before=_decide_fork_warning)
 
 def _after_fork_in_child():
     _drop_fork_warning_filter()
+    # The thread that forked lives on in the child as another OS thread; 3.12's threading keeps
+    # the parent's id for it.
+    current = threading.current_thread()
+    if hasattr(current, "_set_native_id"):
+        current._set_native_id()
     if _agent.started():
         _agent.after_fork_in_child(json.dumps(describe()))
         from dpdb import _control

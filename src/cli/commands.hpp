@@ -37,7 +37,8 @@ struct BreakOptions {
 
 int break_command(const std::string& hub, const BreakOptions& options);
 int ps_command(const std::string& hub, bool json);
-int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json);
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json,
+                   bool debugger_frames);
 int log_command(const std::string& hub, long long pid);
 int pause_command(const std::string& hub, long long pid, bool all_threads);
 int attach_command(const std::string& hub, const std::string& session, bool next);

@@ -108,7 +108,9 @@ std::string process_label(const wire::Json& item) {
 }
 
 std::string short_command(const wire::Json& item) {
-    return short_argv(item);
+    const auto name = text(item, "process_name");
+    if (name.empty() || name == "MainProcess") return short_argv(item);
+    return name + ": " + short_argv(item);
 }
 
 std::string location(const wire::Json& session) {

@@ -12,7 +12,8 @@ namespace dpdb::cli {
 std::string process_label(const wire::Json& item);
 // "rank=0,role=trainer": a process's tags.
 std::string tags_of(const wire::Json& item);
-// The program's command line, shortened: "python3 train.py --lr 0.1"
+// The program's command line, shortened, after the name its launcher gave the process:
+// "python3 train.py --lr 0.1", "gw0: python3 -u -c import sys;exec(eval(sys.stdin.re…"
 std::string short_command(const wire::Json& item);
 // "work.py:12 in compute()"
 std::string location(const wire::Json& session);

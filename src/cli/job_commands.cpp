@@ -222,7 +222,8 @@ int ps_command(const std::string& hub, bool json) {
     return 0;
 }
 
-int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json) {
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json,
+                   bool debugger_frames) {
     wire::Json wanted = wire::Json::array();
     for (const auto& pid : pids) {
         try {
@@ -260,7 +261,11 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
             continue;
         }
         std::printf("%s\n", process_label(p).c_str());
-        std::printf("%s\n", p["stacks"].value("text", std::string()).c_str());
+        const auto& stacks = p["stacks"];
+        const char* which = debugger_frames && stacks.contains("text_with_debugger")
+                                ? "text_with_debugger"
+                                : "text";
+        std::printf("%s\n", stacks.value(which, std::string()).c_str());
     }
     return failures == 0 ? 0 : 1;
 }

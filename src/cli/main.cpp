@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
     stacks_cmd->add_option("pids", stack_pids, "process ids (default: all)");
     stacks_cmd->add_flag("--all", stacks_all, "every process (the default)");
     stacks_cmd->add_flag("--json", stacks_json, "machine-readable output");
+    bool debugger_frames = false;
+    stacks_cmd->add_flag("--debugger-frames", debugger_frames,
+                         "also the frames of dpdb, pdb and bdb above a paused thread's code");
     long long log_pid = 0;
     auto* log_cmd = app.add_subcommand("log", "how an ended process ended, with its last stacks");
     log_cmd->add_option("pid", log_pid, "process id")->required();
@@ -140,7 +143,8 @@ int main(int argc, char** argv) {
         if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
         if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
         if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);
-        if (*stacks_cmd) return dpdb::cli::stacks_command(hub, stack_pids, stacks_json);
+        if (*stacks_cmd)
+            return dpdb::cli::stacks_command(hub, stack_pids, stacks_json, debugger_frames);
         if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
     } catch (const std::exception& error) {

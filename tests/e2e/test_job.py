@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import sys
 import time
 
 import pexpect
@@ -306,6 +307,37 @@ def test_ps_shows_exit_statuses_as_statuses_and_keeps_its_columns(dpdb):
     assert len(lines) >= 4, done.stdout
     for line in lines[1:]:
         assert line[column:].startswith("python3 recycled.py"), done.stdout
+
+    # The paused worker's stack ends in its own code; the debugger's frames are there on request.
+    worker = [p["pid"] for p in ps(dpdb) if p["state"].startswith("paused")][0]
+    stacks = dpdb.run("dpdb", "stacks", str(worker)).stdout
+    assert "in a_function_whose_name_is_long_enough" in stacks, stacks
+    assert "bdb.py" not in stacks and "dpdb/_console.py" not in stacks, stacks
+    assert re.search(r"paused by the debugger: \d+ frames of dpdb, pdb and bdb above are hidden",
+                     stacks), stacks
+    every = dpdb.run("dpdb", "stacks", "--debugger-frames", str(worker)).stdout
+    assert "bdb.py" in every and "dpdb/_console.py" in every, every
+    # Its main thread is a thread of its own, not the parent's it was forked from.
+    threads = [p for p in json.loads(dpdb.run("dpdb", "stacks", "--json", str(worker)).stdout)
+               if p["pid"] == worker][0]["stacks"]["threads"]
+    assert [t["native_id"] for t in threads if t["name"] == "MainThread"] == [worker], threads
     run.sendline("c")
     run.expect("pool done")
+    finish(run)
+
+
+def test_xdist_workers_are_listed_by_their_names(dpdb):
+    pytest.importorskip("xdist")
+    run = dpdb.spawn("dpdb", "run", "--python", sys.executable, "-m", "pytest", "-q", "-n", "2",
+                     "-p", "no:cacheprovider", program("xdist_suite"))
+    run.expect(r"attached to session \d+: pid \d+ (gw\d)")
+    run.expect(PROMPT)
+    listed = dpdb.run("dpdb", "ps").stdout
+    assert re.search(r"gw0: python\S* -u -c", listed) and re.search(r"gw1: python\S* -u -c",
+                                                                     listed), listed
+    run.sendline("c")
+    run.expect(r"attached to session \d+: pid \d+ (gw\d)")
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("2 passed")
     finish(run)
