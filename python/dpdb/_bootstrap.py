@@ -23,14 +23,14 @@ def start(sitecustomize_path):
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
-    _report_os_exit()
+    report_os_exit()
     if os.environ.get("DPDB_RUN_INTERACTIVE"):
         _ctrl_c_pauses()
     if os.environ.get("DPDB_POST_MORTEM"):
         _install_post_mortem()
 
 
-def _report_os_exit():
+def report_os_exit():
     """os._exit() skips the C exit handlers that tell the hub a process's exit status, and
     multiprocessing's forked children always leave through it."""
     from dpdb import _agent

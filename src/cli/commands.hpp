@@ -1,6 +1,7 @@
 // One function per `dpdb` subcommand; main.cpp only parses arguments.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@ struct HubCommandOptions {
 };
 
 int hub_command(const HubCommandOptions& options);
+
+struct AttachProcessOptions {
+    int pid = 0;
+    bool tree = false;          // and every Python process below it
+    std::optional<bool> pause;  // default: pause and prompt when on a terminal, not --tree
+    long long timeout = 60;     // seconds to wait for the process to let go of the GIL
+};
+
+int attach_process_command(const std::string& hub, const AttachProcessOptions& options);
 int ls_command(const std::string& hub, bool json);
 
 struct BreakOptions {

@@ -92,6 +92,17 @@ int main(int argc, char** argv) {
     auto* attach_cmd = app.add_subcommand("attach", "attach to a paused session");
     attach_cmd->add_option("session", session, "session number (default: the only one)");
     attach_cmd->add_flag("--next", next, "wait for the next breakpoint anywhere");
+    dpdb::cli::AttachProcessOptions attach_process;
+    attach_cmd->add_option("-p,--pid", attach_process.pid,
+                           "a Python process that runs already: load the agent into it");
+    attach_cmd->add_flag("--tree", attach_process.tree,
+                         "with -p: and every Python process below it, and those it starts later");
+    bool pause_after = false;
+    bool no_pause = false;
+    attach_cmd->add_flag("--pause", pause_after, "with -p: stop it and open a prompt");
+    attach_cmd->add_flag("--no-pause", no_pause, "with -p: leave it running");
+    attach_cmd->add_option("--timeout", attach_process.timeout,
+                           "with -p: seconds to wait for it to let go of the GIL (default 60)");
 
     dpdb::cli::BreakOptions break_options;
     auto* break_cmd = app.add_subcommand(
@@ -140,6 +151,10 @@ int main(int argc, char** argv) {
         }
         if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
         if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
+        if (*attach_cmd && attach_process.pid != 0) {
+            if (pause_after || no_pause) attach_process.pause = pause_after;
+            return dpdb::cli::attach_process_command(hub, attach_process);
+        }
         if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
         if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
         if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);

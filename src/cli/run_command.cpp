@@ -19,22 +19,12 @@
 #include "cli/console.hpp"
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/auth.hpp"
 
 namespace dpdb::cli {
 namespace {
-
-constexpr const char* kSiteCustomize =
-    R"(# Written by `dpdb run`: loads the dpdb agent into every Python process of the run.
-try:
-    import dpdb._bootstrap as _dpdb_bootstrap
-except ImportError as _dpdb_error:
-    import sys as _sys
-    _sys.stderr.write("dpdb: not debugging this process (%s): %s\n" % (_sys.executable, _dpdb_error))
-else:
-    _dpdb_bootstrap.start(__file__)
-)";
 
 std::string directory_of_this_executable() {
     char path[4096];

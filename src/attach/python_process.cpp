@@ -1,0 +1,102 @@
+#include "attach/python_process.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "attach/symbols.hpp"
+
+namespace dpdb::attach {
+namespace {
+
+// "3.12" from a name such as libpython3.12.so.1.0, python3.12 or python3.12d.
+std::string version_in(const std::string& name) {
+    static const std::regex pattern(R"((?:libpython|python)(3\.\d+))");
+    std::smatch match;
+    return std::regex_search(name, match, pattern) ? match[1].str() : "";
+}
+
+pid_t parent_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
+    const auto end = text.rfind(')');
+    if (end == std::string::npos) return 0;
+    char state = 0;
+    int parent = 0;
+    if (std::sscanf(text.c_str() + end + 1, " %c %d", &state, &parent) != 2) return 0;
+    return parent;
+}
+
+}  // namespace
+
+std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    struct stat owner {};
+    if (::stat(proc.c_str(), &owner) != 0) {
+        *why = "no process " + std::to_string(pid);
+        return std::nullopt;
+    }
+    PythonProcess python;
+    python.pid = pid;
+    python.uid = owner.st_uid;
+    python.gid = owner.st_gid;
+    char exe[4096];
+    const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof(exe) - 1);
+    if (n > 0) python.executable.assign(exe, static_cast<std::size_t>(n));
+    const auto files = mapped_files(pid);
+    if (files.empty()) {
+        *why = "cannot read the memory map of pid " + std::to_string(pid) +
+               " (not yours to read, or it exited)";
+        return std::nullopt;
+    }
+    const MappedFile* interpreter = find_mapped(files, "libpython3");
+    if (interpreter == nullptr) {
+        for (const auto& file : files) {
+            if (file.path == python.executable) interpreter = &file;
+        }
+    }
+    if (interpreter == nullptr || !symbol_address(pid, *interpreter, "Py_IsInitialized")) {
+        *why =
+            "pid " + std::to_string(pid) + " (" + python.executable + ") is not a CPython process";
+        return std::nullopt;
+    }
+    python.version = version_in(interpreter->path.substr(interpreter->path.rfind('/') + 1));
+    if (python.version.empty()) python.version = version_in(python.executable);
+    if (python.version.empty()) {
+        *why = "cannot tell which Python version pid " + std::to_string(pid) + " runs";
+        return std::nullopt;
+    }
+    python.has_agent = find_mapped(files, "_agent.cpython-") != nullptr;
+    return python;
+}
+
+std::vector<pid_t> descendants(pid_t pid) {
+    std::multimap<pid_t, pid_t> children;
+    if (DIR* dir = ::opendir("/proc")) {
+        while (const dirent* entry = ::readdir(dir)) {
+            const pid_t child = std::atoi(entry->d_name);
+            if (child > 0) children.emplace(parent_of(child), child);
+        }
+        ::closedir(dir);
+    }
+    std::vector<pid_t> below;
+    std::vector<pid_t> next = {pid};
+    while (!next.empty()) {
+        const pid_t parent = next.front();
+        next.erase(next.begin());
+        const auto [first, last] = children.equal_range(parent);
+        for (auto it = first; it != last; ++it) {
+            below.push_back(it->second);
+            next.push_back(it->second);
+        }
+    }
+    return below;
+}
+
+}  // namespace dpdb::attach

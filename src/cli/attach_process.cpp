@@ -1,0 +1,283 @@
+// dpdb attach -p PID [--tree]: makes a Python process that runs already debuggable, as if it had
+// been started under `dpdb run`. The agent is loaded into it by the native injector (attach/),
+// from the dpdb installation that runs this command; a request folder tells it where the hub is.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "attach/injector.hpp"
+#include "attach/python_process.hpp"
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/describe.hpp"
+#include "cli/local_hub.hpp"
+#include "cli/site_customize.hpp"
+#include "common/runtime_dir.hpp"
+#include "wire/auth.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr const char* kInjectLibrary = "libdpdb_inject.so";
+constexpr const char* kInjectStart = "dpdb_inject_start";
+constexpr auto kReplyPoll = std::chrono::milliseconds(20);
+constexpr auto kGilNotice = std::chrono::seconds(1);
+constexpr auto kSessionNotice = std::chrono::seconds(2);
+constexpr int kListTimeoutMs = 5000;
+
+// Run by the thread the loader starts in the attached process, with the GIL: loads dpdb from the
+// package folder named in the request (the process's own environment may have no dpdb), and
+// answers in reply.json.
+constexpr const char* kStartScript = R"(# Written by `dpdb attach`.
+def _dpdb_attach(request):
+    import importlib.util, json, os, sys
+    try:
+        with open(os.path.join(request, "request.json")) as f:
+            order = json.load(f)
+        if "dpdb" not in sys.modules:
+            package = order["package"]
+            spec = importlib.util.spec_from_file_location(
+                "dpdb", os.path.join(package, "__init__.py"),
+                submodule_search_locations=[package])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["dpdb"] = module
+            spec.loader.exec_module(module)
+        from dpdb import _attach
+        answer = _attach.start(order)
+    except BaseException as error:
+        answer = {"error": "%s: %s" % (type(error).__name__, error)}
+    reply = os.path.join(request, "reply.json")
+    with open(reply + ".tmp", "w") as f:
+        json.dump(answer, f)
+    os.rename(reply + ".tmp", reply)
+
+_dpdb_attach(REQUEST)
+)";
+
+std::string folder_of(const std::string& path) {
+    return path.substr(0, path.rfind('/'));
+}
+
+bool has_agent_for(const std::string& package, const std::string& version) {
+    const std::string tag = "_agent.cpython-" + version.substr(0, 1) + version.substr(2) + "-";
+    DIR* dir = ::opendir(package.c_str());
+    if (dir == nullptr) return false;
+    bool found = false;
+    while (const dirent* entry = ::readdir(dir)) {
+        if (std::string(entry->d_name).rfind(tag, 0) == 0) found = true;
+    }
+    ::closedir(dir);
+    return found && ::access((package + "/" + kInjectLibrary).c_str(), R_OK) == 0;
+}
+
+// dpdb's package folder with an agent for `version`: this installation's (a venv's or a
+// prefix's lib/pythonX.Y/site-packages beside our bin/), or one in the target's own prefix.
+std::string agent_package(const attach::PythonProcess& target) {
+    const std::string tail = "/lib/python" + target.version + "/site-packages/dpdb";
+    const std::string ours = folder_of(folder_of(this_executable()));
+    const std::string theirs = folder_of(folder_of(target.executable));
+    for (const auto& prefix : {ours, theirs}) {
+        if (has_agent_for(prefix + tail, target.version)) return prefix + tail;
+    }
+    throw attach::AttachError("pid " + std::to_string(target.pid) + " runs Python " +
+                              target.version + ", and this dpdb (" + this_executable() +
+                              ") has no agent for it: install dpdb for that "
+                              "interpreter (" +
+                              target.executable +
+                              " -m pip install dpdb), or run that installation's "
+                              "dpdb attach");
+}
+
+// The request folder: private to the user, removed when the attach ends either way.
+struct RequestFolder {
+    std::string path;
+
+    RequestFolder() {
+        std::string pattern = runtime_dir() + "/attach-XXXXXX";
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw std::runtime_error("cannot make a request folder in " + runtime_dir());
+        }
+        path = pattern;
+    }
+    ~RequestFolder() {
+        for (const char* name : {"request.json", "start.py", "reply.json", "reply.json.tmp"}) {
+            ::unlink((path + "/" + name).c_str());
+        }
+        ::rmdir(path.c_str());
+    }
+    RequestFolder(const RequestFolder&) = delete;
+    RequestFolder& operator=(const RequestFolder&) = delete;
+
+    std::string reply() const {
+        std::ifstream in(path + "/reply.json");
+        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    }
+};
+
+// The folder children of a --tree attach import dpdb from.
+std::string tree_site(const std::string& package) {
+    const std::string site = runtime_dir() + "/attach-site";
+    ::mkdir(site.c_str(), 0700);
+    const std::string link = site + "/dpdb";
+    ::unlink(link.c_str());
+    if (::symlink(package.c_str(), link.c_str()) != 0) {
+        throw std::runtime_error("cannot link " + link + " to " + package);
+    }
+    write_private_file(site + "/sitecustomize.py", kSiteCustomize);
+    return site;
+}
+
+// Loads the agent into one process and waits for its answer. Returns false (said why) if it
+// could not.
+bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool tree,
+                std::chrono::seconds timeout) {
+    if (target.has_agent) {
+        std::printf("pid %d carries the dpdb agent already\n", target.pid);
+        return true;
+    }
+    const std::string package = agent_package(target);
+    RequestFolder request;
+    wire::Json order = {{"hub", hub.address.to_string()},
+                        {"key", wire::agent_key(hub.secret)},
+                        {"package", package},
+                        {"site", tree ? tree_site(package) : ""}};
+    write_private_file(request.path + "/request.json", order.dump());
+    write_private_file(request.path + "/start.py", kStartScript);
+    attach::inject_library(target.pid, package + "/" + kInjectLibrary, kInjectStart, request.path);
+
+    const auto started = std::chrono::steady_clock::now();
+    bool told = false;
+    for (;;) {
+        const auto text = request.reply();
+        if (!text.empty()) {
+            const auto reply = wire::Json::parse(text, nullptr, false);
+            if (reply.is_object() && reply.value("ok", false)) return true;
+            const auto why = reply.is_object() ? reply.value("error", text) : text;
+            std::fprintf(stderr, "dpdb: pid %d: %s\n", target.pid, why.c_str());
+            return false;
+        }
+        if (::kill(target.pid, 0) != 0) {
+            std::fprintf(stderr, "dpdb: pid %d exited during the attach\n", target.pid);
+            return false;
+        }
+        const auto waited = std::chrono::steady_clock::now() - started;
+        if (!told && waited > kGilNotice) {
+            told = true;
+            std::fprintf(stderr,
+                         "dpdb: waiting for pid %d to run Python code again (a thread holds the "
+                         "GIL in C code, or its main thread waits in C code); up to %llds\n",
+                         target.pid, static_cast<long long>(timeout.count()));
+        }
+        if (waited > timeout) {
+            std::fprintf(stderr,
+                         "dpdb: pid %d did not run Python code within %llds; nothing was "
+                         "started in it (dpdb's loader stays idle there)\n",
+                         target.pid, static_cast<long long>(timeout.count()));
+            return false;
+        }
+        std::this_thread::sleep_for(kReplyPoll);
+    }
+}
+
+// The session of `pid` once it has one (after a pause), or 0 if the wait was given up.
+std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
+    const auto started = std::chrono::steady_clock::now();
+    bool told = false;
+    for (;;) {
+        const auto listing = list_hub(hub, kListTimeoutMs);
+        for (const auto& s : listing["sessions"]) {
+            if (s.value("pid", std::int64_t{0}) == pid) return s.value("sid", std::int64_t{0});
+        }
+        if (::kill(pid, 0) != 0) return 0;
+        if (!told && std::chrono::steady_clock::now() - started > kSessionNotice) {
+            told = true;
+            std::fprintf(stderr,
+                         "dpdb: pid %d runs C code (a sleep, a read, a long call): it stops at "
+                         "its next Python line\n",
+                         pid);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+}  // namespace
+
+int attach_process_command(const std::string& hub_address, const AttachProcessOptions& options) {
+    std::string why;
+    const auto top = attach::inspect_python(options.pid, &why);
+    if (!top) {
+        std::fprintf(stderr, "dpdb: %s\n", why.c_str());
+        return 1;
+    }
+    std::vector<attach::PythonProcess> targets = {*top};
+    if (options.tree) {
+        for (const pid_t below : attach::descendants(options.pid)) {
+            std::string skipped;
+            if (auto python = attach::inspect_python(below, &skipped)) targets.push_back(*python);
+        }
+    }
+    const HubTarget hub = hub_for_attach(hub_address);
+    if (hub.address.kind == HubAddress::Kind::Unix) {
+        for (const auto& target : targets) {
+            if (target.uid != ::geteuid()) {
+                std::fprintf(stderr,
+                             "dpdb: pid %d runs as uid %u, and could not reach your hub's "
+                             "socket: run dpdb attach as that user\n",
+                             target.pid, target.uid);
+                return 1;
+            }
+        }
+    }
+    int attached = 0;
+    for (const auto& target : targets) {
+        try {
+            if (attach_one(target, hub, options.tree, std::chrono::seconds(options.timeout))) {
+                ++attached;
+            } else if (target.pid == options.pid) {
+                return 1;
+            }
+        } catch (const attach::AttachError& error) {
+            std::fprintf(stderr, "dpdb: cannot attach to pid %d: %s\n", target.pid, error.what());
+            if (target.pid == options.pid) return 1;
+        }
+    }
+    const bool pause = options.pause.value_or(::isatty(STDIN_FILENO) && !options.tree);
+    if (!pause) {
+        std::printf(
+            "%d process%s now debuggable through the hub at %s: `dpdb break FILE:LINE`, `dpdb "
+            "pause %d`, `dpdb stacks`, and breakpoint() in its code\n",
+            attached, attached == 1 ? " is" : "es are", hub.address.to_string().c_str(),
+            options.pid);
+        return 0;
+    }
+    const auto paused =
+        ask_hub(hub, "pause_process", {{"pid", options.pid}, {"all_threads", false}}, "result",
+                kListTimeoutMs);
+    if (paused.type != "result" || !paused["ok"].get<bool>()) {
+        std::fprintf(stderr, "dpdb: cannot pause pid %d: %s\n", options.pid,
+                     paused.type == "result" ? paused.str("message").c_str() : "no answer");
+        return 1;
+    }
+    const auto session = wait_for_session(hub, options.pid);
+    if (session == 0) {
+        std::fprintf(stderr, "dpdb: pid %d exited before it paused\n", options.pid);
+        return 1;
+    }
+    wire::Channel channel;
+    connect_client(channel, hub);
+    ConsoleOptions follow;
+    follow.follow = Follow::Session;
+    follow.session = session;
+    Console console(channel, follow);
+    return console.run();
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,81 @@
+#include "cli/local_hub.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "common/address.hpp"
+#include "common/runtime_dir.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr auto kStartWait = std::chrono::seconds(5);
+
+bool answers(const HubAddress& address) {
+    const int fd = connect_to(address);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+}
+
+// `dpdb hub --quiet` in a session of its own, outliving this command; its output goes to a log.
+void start_local_hub(const std::string& log_path) {
+    const pid_t child = ::fork();
+    if (child < 0) throw std::runtime_error("cannot start a hub: fork failed");
+    if (child > 0) {
+        int status = 0;
+        ::waitpid(child, &status, 0);  // the intermediate process ends at once
+        return;
+    }
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);  // the hub is nobody's child: no terminal, no zombie
+    const int null = ::open("/dev/null", O_RDONLY);
+    const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    ::dup2(null, STDIN_FILENO);
+    if (log >= 0) {
+        ::dup2(log, STDOUT_FILENO);
+        ::dup2(log, STDERR_FILENO);
+    }
+    const std::string self = this_executable();
+    ::execl(self.c_str(), "dpdb", "hub", "--quiet", static_cast<char*>(nullptr));
+    ::_exit(127);
+}
+
+}  // namespace
+
+std::string this_executable() {
+    char path[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the dpdb executable (/proc/self/exe)");
+    return std::string(path, static_cast<std::size_t>(n));
+}
+
+HubTarget hub_for_attach(const std::string& explicit_address) {
+    std::string chosen = explicit_address;
+    if (chosen.empty()) {
+        if (const char* env = std::getenv("DPDB_HUB"); env != nullptr) chosen = env;
+    }
+    if (!chosen.empty()) return locate_hubs(chosen).front();
+    HubAddress local;
+    local.path = runtime_dir() + "/hub.sock";
+    if (!answers(local)) {
+        const std::string log = runtime_dir() + "/hub.log";
+        start_local_hub(log);
+        const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+        while (!answers(local) || ::access(token_path_for_socket(local.path).c_str(), R_OK) != 0) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                throw std::runtime_error("the local hub did not start within 5 s; see " + log);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    return HubTarget{local, secret_for(local)};
+}
+
+}  // namespace dpdb::cli
