@@ -43,6 +43,12 @@ def start():
     _agent.name_own_thread(thread.ident, "control")
 
 
+def forget_breakpoints():
+    """The process is no longer debugged: the hub's breakpoints go out of it for good."""
+    if _control is not None:
+        _control.breakpoints.stop()
+
+
 def wait_for_breakpoints():
     """At start-up: returns once the hub's breakpoints are armed here (bounded), or at once if
     no hub answered the first attempt to connect."""
@@ -100,8 +106,19 @@ class _Control:
                     self.pause(message.get("all_threads", False))
                 elif kind == "interrupt":
                     _console.interrupt(message["sid"])
+                elif kind == "release":
+                    self.release()
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
+
+    def release(self):
+        """dpdb detach -p: this process is no longer debugged (as after `q` at a prompt, which
+        every paused thread has been sent): its breakpoints go, later ones are not armed."""
+        from dpdb import _debugger
+
+        _debugger.stop_debugging()
+        if self.debugger is not None:
+            self.debugger.clear_all_breaks()
 
     def holder(self):
         """The debugger that owns the global breakpoints: attached to the engine from this

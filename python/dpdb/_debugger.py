@@ -28,6 +28,13 @@ def stopped_debugging():
     return _stopped_debugging.is_set()
 
 
+def stop_debugging():
+    """`q`, or dpdb detach -p: later breakpoint() calls let the process run on, and the hub's
+    breakpoints are no longer armed in it."""
+    _stopped_debugging.set()
+    _control.forget_breakpoints()
+
+
 def _failure_of(condition, frame):
     """What a breakpoint condition that raised raises: bdb keeps no trace of it, so the failing
     expression is evaluated once more, for its message."""
@@ -175,7 +182,7 @@ class Debugger(*_BASES):
         Unlike pdb, dpdb never kills the program (it may be somebody's service);
         later breakpoint() calls in this process are ignored.
         """
-        _stopped_debugging.set()
+        stop_debugging()
         self.clear_all_breaks()
         self.message("dpdb: no longer debugging process %d; it runs on" % os.getpid())
         super().set_continue()

@@ -107,6 +107,7 @@ class GlobalBreakpoints:
         self.wanted = []      # the hub's list, as last received
         self.notes = {}       # hub id -> what the user should know about it in this process
         self.modules_seen = 0
+        self.stopped = False
         # The code watch goes in now, before the engine starts: audit hooks run in the order
         # they were added, and the engine's own (3.12 looks there for the code of breakpoint
         # files) must come after ours, which arms the file of the code about to run.
@@ -114,7 +115,16 @@ class GlobalBreakpoints:
 
     def update(self, wanted):
         with _lock:
-            self.wanted = wanted
+            # A process that is no longer debugged (`q`, dpdb detach -p) arms nothing.
+            self.wanted = [] if self.stopped else wanted
+            self.arm()
+            self._watch()
+
+    def stop(self):
+        """The process is no longer debugged: the hub's breakpoints go, and stay out."""
+        with _lock:
+            self.stopped = True
+            self.wanted = []
             self.arm()
             self._watch()
 

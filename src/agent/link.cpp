@@ -378,8 +378,18 @@ void Link::run_io(std::uint64_t generation) {
 
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
+    if (type == "release") {
+        // Every paused thread quits its session (pdb's `q` in dpdb: stop debugging, run on);
+        // the control thread takes the breakpoints out.
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto& [sid, state] : sessions_) {
+            state.inbox.push_back(
+                Event{"input", wire::encode(wire::make("input", {{"sid", sid}, {"line", "q"}}))});
+        }
+        changed_.notify_all();
+    }
     if (type == "breakpoints" || type == "stacks_request" || type == "pause" ||
-        type == "interrupt") {
+        type == "interrupt" || type == "release") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
         if (type == "stacks_request") body["gil"] = take_gil_snapshot().unresolved_json();

@@ -24,6 +24,7 @@ struct HubCommandOptions {
     bool insecure = false;  // plain TCP
     std::string state_dir;  // secret, certificate, store; default ~/.local/state/dpdb/hub
     bool quiet = false;
+    bool stop = false;  // stop the hub on socket_path instead of starting one
 };
 
 int hub_command(const HubCommandOptions& options);
@@ -51,6 +52,7 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
                    bool debugger_frames);
 int log_command(const std::string& hub, long long pid);
 int pause_command(const std::string& hub, long long pid, bool all_threads);
+int detach_process_command(const std::string& hub, long long pid);
 int attach_command(const std::string& hub, const std::string& session, bool next);
 
 }  // namespace dpdb::cli

@@ -12,7 +12,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/embedded_hub.hpp"
+#include "cli/hub_locator.hpp"
+#include "common/address.hpp"
 #include "common/runtime_dir.hpp"
+#include "wire/channel.hpp"
 #include "wire/tls.hpp"
 
 namespace dpdb::cli {
@@ -60,9 +63,29 @@ std::pair<std::string, int> split_listen(const std::string& listen) {
     return {host, port};
 }
 
+int stop_hub(const std::string& socket_path) {
+    HubAddress address;
+    address.path = socket_path;
+    if (::access(socket_path.c_str(), F_OK) != 0) {
+        std::printf("no hub on %s\n", socket_path.c_str());
+        return 0;
+    }
+    wire::Channel channel;
+    const auto hub = wire::Channel::connect(channel, address, secret_for(address), "client");
+    const auto pid = hub.value("pid", 0);
+    if (pid <= 0 || ::kill(pid, SIGTERM) != 0) {
+        throw std::runtime_error("cannot stop the hub on " + socket_path);
+    }
+    std::printf("stopped the hub on %s (pid %d)\n", socket_path.c_str(), pid);
+    return 0;
+}
+
 }  // namespace
 
 int hub_command(const HubCommandOptions& options) {
+    const std::string socket_path =
+        options.socket_path.empty() ? runtime_dir() + "/hub.sock" : options.socket_path;
+    if (options.stop) return stop_hub(socket_path);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
@@ -72,8 +95,7 @@ int hub_command(const HubCommandOptions& options) {
     const std::string state = options.state_dir.empty() ? default_state_dir() : options.state_dir;
     make_private_dir(state);
     EmbeddedHubConfig config;
-    config.socket_path =
-        options.socket_path.empty() ? runtime_dir() + "/hub.sock" : options.socket_path;
+    config.socket_path = socket_path;
     config.name = "hub " + std::to_string(::getpid());
     config.secret_path = state + "/secret";
     config.network.store_path = state + "/hub.sqlite";

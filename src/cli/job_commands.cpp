@@ -300,4 +300,8 @@ int pause_command(const std::string& hub, long long pid, bool all_threads) {
         ask(single_hub(hub), "pause_process", {{"pid", pid}, {"all_threads", all_threads}}));
 }
 
+int detach_process_command(const std::string& hub, long long pid) {
+    return report(ask(single_hub(hub), "release_process", {{"pid", pid}}));
+}
+
 }  // namespace dpdb::cli

@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
     hub_cmd->add_option("--state-dir", hub_options.state_dir,
                         "secret, certificate and store (default: ~/.local/state/dpdb/hub)");
     hub_cmd->add_flag("-q,--quiet", hub_options.quiet, "print only the addresses");
+    hub_cmd->add_flag("--stop", hub_options.stop,
+                      "stop the hub on --socket (default: the local one dpdb attach starts)");
 
     bool json = false;
     auto* ls_cmd = app.add_subcommand("ls", "list processes and paused sessions");
@@ -129,6 +131,11 @@ int main(int argc, char** argv) {
     long long log_pid = 0;
     auto* log_cmd = app.add_subcommand("log", "how an ended process ended, with its last stacks");
     log_cmd->add_option("pid", log_pid, "process id")->required();
+    long long detach_pid = 0;
+    auto* detach_cmd = app.add_subcommand(
+        "detach", "stop debugging a process: breakpoints out, paused threads resumed");
+    detach_cmd->add_option("-p,--pid", detach_pid, "process id")->required();
+
     long long pause_pid = 0;
     bool all_threads = false;
     auto* pause_cmd = app.add_subcommand("pause", "stop a process at its next Python line");
@@ -161,6 +168,7 @@ int main(int argc, char** argv) {
         if (*stacks_cmd)
             return dpdb::cli::stacks_command(hub, stack_pids, stacks_json, debugger_frames);
         if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
+        if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "dpdb: %s\n", error.what());

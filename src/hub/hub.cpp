@@ -359,7 +359,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return breakpoints_request(client, message);
         }
         if (type == "stacks") return stacks_request(client, message);
-        if (type == "pause_process") return pause_request(client, message);
+        if (type == "pause_process" || type == "release_process") {
+            return process_order(client, message);
+        }
         if (type == "log") return log_request(client, message);
         if (type != "detach" && type != "input" && type != "complete" && type != "interrupt") {
             return protocol_violation(client, type);
@@ -577,13 +579,21 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    void pause_request(const ConnectionPtr& client, const Message& message) {
+    // dpdb pause and dpdb detach -p: an order to one process as a whole.
+    void process_order(const ConnectionPtr& client, const Message& message) {
         const auto pid = message.num("pid");
         const auto connection = registry_.connection_of_pid(pid);
         auto agent = this->connection(connection);
         if (!agent)
             return reply(client, message, false,
                          "no process " + std::to_string(pid) + " under this hub");
+        if (message.type == "release_process") {
+            agent->send(make("release", Json::object()));
+            return reply(client, message, true,
+                         "pid " + std::to_string(pid) +
+                             " runs on without the debugger: breakpoints out, paused threads "
+                             "resumed");
+        }
         agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
         reply(client, message, true,
               "pausing pid " + std::to_string(pid) + " at its next Python line");

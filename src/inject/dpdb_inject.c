@@ -22,6 +22,7 @@ typedef int (*run_string_fn)(const char*);
 typedef void* (*sys_get_object_fn)(const char*);
 typedef void* (*dict_get_item_string_fn)(void*, const char*);
 typedef int (*add_pending_call_fn)(int (*)(void*), void*);
+typedef const char* (*get_version_fn)(void);
 
 enum { kRequestPathMax = 1024, kInitialisedWaitMs = 10000 };
 
@@ -82,8 +83,9 @@ static void* start_agent(void* unused) {
         (dict_get_item_string_fn)dlsym(RTLD_DEFAULT, "PyDict_GetItemString");
     add_pending_call_fn add_pending_call =
         (add_pending_call_fn)dlsym(RTLD_DEFAULT, "Py_AddPendingCall");
+    get_version_fn get_version = (get_version_fn)dlsym(RTLD_DEFAULT, "Py_GetVersion");
     if (!is_initialized || !gil_ensure || !gil_release || !g_run_string || !sys_get_object ||
-        !dict_get_item_string || !add_pending_call) {
+        !dict_get_item_string || !add_pending_call || !get_version) {
         write_reply("{\"error\": \"the process exports no CPython API (not CPython, or an "
                     "interpreter built without exported symbols)\"}");
         return NULL;
@@ -102,12 +104,14 @@ static void* start_agent(void* unused) {
              "{'__name__': '__dpdb_attach__', 'REQUEST': '%s'})",
              g_request, g_request);
     const int state = gil_ensure();
-    /* The threading module takes the thread that imports it for the main thread: a program that
-     * has not imported it yet must do so in its main thread, so the start-up goes there (at its
-     * next bytecode); otherwise it runs here, and a main thread blocked in C code waits for
-     * nothing. */
+    /* Before 3.13 the threading module takes the thread that imports it for the main thread: a
+     * program that has not imported it yet must do so in its main thread, so the start-up goes
+     * there (at its next bytecode); otherwise it runs here, and a main thread blocked in C code
+     * waits for nothing. */
+    int minor = 0;
+    sscanf(get_version(), "3.%d", &minor);
     void* modules = sys_get_object("modules");
-    if (modules != NULL && dict_get_item_string(modules, "threading") != NULL) {
+    if (minor >= 13 || (modules != NULL && dict_get_item_string(modules, "threading") != NULL)) {
         run_start_script();
     } else if (add_pending_call(run_in_main_thread, NULL) != 0) {
         write_reply("{\"error\": \"the interpreter refused a pending call\"}");

@@ -70,6 +70,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"breakpoints", {{"list", Kind::Array}}},
         {"stacks_request", {{"req", Kind::Int}}},
         {"pause", {{"all_threads", Kind::Bool}}},
+        // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).
+        {"release", {}},
         // Client -> hub.
         {"list", {{"id", Kind::Int}}},
         {"subscribe", {}},
@@ -79,6 +81,7 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"break_list", {{"id", Kind::Int}}},
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
         {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
+        {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // Hub -> client.
         {"listing",

@@ -1,0 +1,221 @@
+"""dpdb attach -p: programs started without dpdb (by the plain interpreter, without dpdb in their
+environment) made debuggable while they run, and left computing what they would have."""
+
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PROMPT, finish, line_of, program, wait_until
+
+TARGET = program(os.path.join("attach", "target.py"))
+PREFORK = program(os.path.join("attach", "prefork.py"))
+# The interpreter itself, outside the test's virtual environment: no dpdb in its sys.path.
+PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+ANSWER = "result True 42"  # work(14)
+
+
+class Target:
+    """A program started plainly, its output read line by line."""
+
+    def __init__(self, dpdb, *args, script=TARGET):
+        self.stop_file = os.path.join(dpdb.root, "stop")
+        env = {k: v for k, v in dpdb.env.items()
+               if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")}
+        argv = [PLAIN_PYTHON, "-u", script] + ([self.stop_file] if script == TARGET else []) + list(args)
+        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+        self.pid = self.process.pid
+        self.lines = []
+
+    def expect(self, prefix):
+        while True:
+            line = self.process.stdout.readline()
+            assert line, "the program ended without %r; it said %s" % (prefix, self.lines)
+            self.lines.append(line.strip())
+            if line.startswith(prefix):
+                return line.strip()
+
+    def finish(self):
+        open(self.stop_file, "w").close()
+        self.expect("result")
+        assert self.lines[-1] == ANSWER, self.lines
+        assert self.process.wait(timeout=30) == 0
+
+    def kill(self):
+        if self.process.poll() is None:
+            os.killpg(self.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture
+def target(dpdb):
+    started = []
+
+    def start(*args, **kwargs):
+        started.append(Target(dpdb, *args, **kwargs))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+    dpdb.run("dpdb", "hub", "--stop")
+
+
+def attach(dpdb, pid, *extra):
+    return dpdb.run("dpdb", "attach", "-p", str(pid), *extra)
+
+
+def debuggable(done, count=1):
+    assert done.returncode == 0, done.stderr
+    assert "%d process%s now debuggable" % (count, " is" if count == 1 else "es are") in done.stdout
+    return done
+
+
+def stop_at_work(dpdb, prompt_for):
+    """A global breakpoint in work(); the prompt of the first process to reach it."""
+    session = dpdb.spawn("dpdb", "attach", "--next")
+    session.expect("waiting for the next breakpoint anywhere")
+    line = line_of(TARGET, "attach breakpoint here")
+    assert dpdb.run("dpdb", "break", "target.py:%d" % line).returncode == 0
+    session.expect(r"attached to session \d+: pid %d" % prompt_for)
+    session.expect(PROMPT)
+    return session
+
+
+@pytest.mark.parametrize("mode", ["busy", "sleep", "select", "socket", "threads"])
+def test_attach_and_stop_at_a_global_breakpoint(dpdb, target, mode):
+    program_ = target(mode)
+    program_.expect("ready")
+    debuggable(attach(dpdb, program_.pid, "--no-pause"))
+    session = stop_at_work(dpdb, program_.pid)
+    session.sendline("p n > 0")
+    session.expect(r"\r\nTrue\r\n")
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    assert dpdb.run("dpdb", "break", "--clear").returncode == 0
+    assert dpdb.run("dpdb", "detach", "-p", str(program_.pid)).returncode == 0
+    program_.finish()
+
+
+def test_attach_pauses_and_prompts_then_detach_lets_it_run(dpdb, target):
+    program_ = target("busy")
+    program_.expect("ready")
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
+    session.expect(r"attached to session \d+: pid %d" % program_.pid)
+    session.expect("Paused by `dpdb pause`")
+    session.expect(PROMPT)
+    session.sendline("p rounds > 0")
+    session.expect(r"\r\nTrue\r\n")
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    released = dpdb.run("dpdb", "detach", "-p", str(program_.pid))
+    assert released.returncode == 0 and "runs on without the debugger" in released.stdout
+    # Detached: a global breakpoint is armed nowhere in it any more.
+    line = line_of(TARGET, "attach breakpoint here")
+    assert "pending" in dpdb.run("dpdb", "break", "target.py:%d" % line).stdout
+    program_.finish()
+
+
+def test_attach_waits_for_a_thread_holding_the_gil_in_c_code(dpdb, target):
+    program_ = target("regex")
+    program_.expect("regex start")
+    done = debuggable(attach(dpdb, program_.pid, "--no-pause"))
+    assert "waiting for pid %d to run Python code again" % program_.pid in done.stderr, done.stderr
+    assert program_.expect("regex took")
+    session = stop_at_work(dpdb, program_.pid)
+    session.sendline("c")
+    finish(session)
+    dpdb.run("dpdb", "break", "--clear")
+    program_.finish()
+
+
+def test_an_attach_that_gives_up_leaves_nothing_running(dpdb, target):
+    program_ = target("regex")
+    program_.expect("regex start")
+    done = attach(dpdb, program_.pid, "--no-pause", "--timeout", "1")
+    assert done.returncode == 1
+    assert "did not run Python code within 1s; nothing was started in it" in done.stderr
+    program_.expect("regex took")
+    time.sleep(0.5)
+    assert all(p["pid"] != program_.pid for p in dpdb.ls()["processes"])
+    program_.finish()
+
+
+def test_a_process_that_exits_during_the_attach(dpdb, target):
+    program_ = target("regex-exit")
+    program_.expect("regex start")
+    done = attach(dpdb, program_.pid, "--no-pause")
+    assert done.returncode == 1
+    assert "pid %d exited during the attach" % program_.pid in done.stderr, done.stderr
+    assert program_.process.wait(timeout=30) == 7
+
+
+def test_what_is_not_python_is_left_alone(dpdb):
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        done = attach(dpdb, sleeper.pid)
+        assert done.returncode == 1
+        assert "is not a CPython process" in done.stderr
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_process_of_another_user_is_refused_and_untouched(dpdb, target):
+    program_ = target("busy")
+    program_.expect("ready")
+    nobody = pwd.getpwnam("nobody")
+
+    def as_nobody():
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+
+    runtime = os.path.join(dpdb.root, "nobody-run")
+    os.makedirs(runtime, mode=0o700)
+    os.chown(runtime, nobody.pw_uid, nobody.pw_gid)
+    try:
+        done = dpdb.run("dpdb", "attach", "-p", str(program_.pid), "--no-pause",
+                        env={"XDG_RUNTIME_DIR": runtime, "HOME": runtime}, preexec_fn=as_nobody)
+    except PermissionError:
+        pytest.skip("the dpdb executable is not reachable by nobody here")
+    assert done.returncode == 1, done.stdout
+    assert "belongs to root: only that user or root may debug it" in done.stderr, done.stderr
+    program_.finish()
+
+
+def test_a_prefork_server_attached_as_a_tree(dpdb, target):
+    server = target(script=PREFORK)
+    line = server.expect("listening")
+    port, workers = int(line.split()[1]), [int(w) for w in line.split()[3:]]
+    done = debuggable(attach(dpdb, server.pid, "--tree"), count=3)
+    assert done.returncode == 0
+    assert {p["pid"] for p in dpdb.ls()["processes"]} >= {server.pid, *workers}
+    handler = line_of(PREFORK, "server breakpoint here")
+    assert dpdb.run("dpdb", "break", "prefork.py:%d" % handler).returncode == 0
+    session = dpdb.spawn("dpdb", "attach", "--next")
+    session.expect("waiting for the next breakpoint anywhere")
+    client = socket.create_connection(("127.0.0.1", port), timeout=30)
+    client.sendall(b"21\n")
+    session.expect(r"attached to session \d+: pid (\d+)")
+    assert int(session.match.group(1)) in workers
+    session.expect(PROMPT)
+    session.sendline("p line")
+    session.expect(r"'21\\n'")
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    assert client.makefile().readline() == "42\n"
+    client.close()
+    os.kill(server.pid, signal.SIGTERM)
+    server.expect("master done")
+    assert server.process.wait(timeout=30) == 0
