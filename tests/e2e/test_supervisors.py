@@ -122,3 +122,28 @@ def test_gunicorn_kills_a_paused_worker_without_the_strategy(dpdb):
     assert "keeping the worker's heartbeat" not in plain(run.logfile_read.getvalue())
     run.expect(r"Booting worker with pid: (\d+)")  # its replacement
     end_server(run, arbiter, int(run.match.group(1)))
+
+
+# --- uvicorn --workers ----------------------------------------------------------------------
+
+
+def test_uvicorn_worker_paused_in_its_event_loop_passes_the_health_check(dpdb):
+    # uvicorn's supervisor pings each worker through a pipe every half second and kills one that
+    # does not answer within --timeout-worker-healthcheck. The answer comes from a thread of
+    # uvicorn's own, which a pause of the event loop's thread leaves running: no strategy needed.
+    pytest.importorskip("uvicorn")
+    port = free_port()
+    run = dpdb.spawn("dpdb", "run", "-m", "uvicorn", "--workers", "2", "--no-use-colors",
+                     "--timeout-worker-healthcheck", str(SUPERVISOR_TIMEOUT),
+                     "--port", str(port), "asgi_app:app", cwd=FRAMEWORKS)
+    run.expect(r"Started parent process \[(\d+)\]")
+    parent = int(run.match.group(1))
+    run.expect("Application startup complete")  # a worker listens on the parent's socket
+    request = Request("http://127.0.0.1:%d/score/5" % port)
+    run.expect(r"attached to session \d+: pid (\d+)")
+    pid = int(run.match.group(1))
+    stay_paused_and_answer(run)
+    run.sendline("c")
+    assert request.answer() == "score 10\n"
+    assert "died" not in run.logfile_read.getvalue()
+    end_server(run, parent, pid)
