@@ -95,6 +95,10 @@ class Celery:
         return ("celery: the pool holds this task's time limits while it is paused (they start "
                 "again, in full, once it runs)")
 
+    @staticmethod
+    def prepare():
+        _celery_limits.hold_limits_when_imported()
+
     def beat(self):
         pass
 
@@ -209,3 +213,14 @@ def _tell(debugger, keeper):
     _told[console] = console.sid
     for strategy in keeper.strategies:
         debugger.message(strategy.describe())
+
+
+def _prepare_supervisors():
+    """The supervisor's own side of the strategies that have one (Celery's pool parent holds the
+    limits of a paused worker), set up when dpdb starts in a process: before the program runs."""
+    for strategy in enabled():
+        if hasattr(strategy, "prepare"):
+            strategy.prepare()
+
+
+_prepare_supervisors()

@@ -7,6 +7,7 @@ a venv of their own (build/venv-frameworks); where the frameworks are not instal
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import urllib.request
@@ -147,3 +148,52 @@ def test_uvicorn_worker_paused_in_its_event_loop_passes_the_health_check(dpdb):
     assert request.answer() == "score 10\n"
     assert "died" not in run.logfile_read.getvalue()
     end_server(run, parent, pid)
+
+
+# --- Celery prefork -------------------------------------------------------------------------
+
+
+def start_celery(dpdb, env=None):
+    """A Celery worker with a prefork pool of one under `dpdb run`, its broker a folder:
+    (run, its main pid, its environment)."""
+    pytest.importorskip("celery")
+    env = dict(env or {}, CELERY_QUEUE=os.path.join(dpdb.root, "queue"),
+               TASK_TIME_LIMIT=str(SUPERVISOR_TIMEOUT))
+    run = dpdb.spawn("dpdb", "run", "-m", "celery", "-A", "tasks", "worker", "--pool", "prefork",
+                     "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
+                     "--without-mingle", "--without-heartbeat", cwd=FRAMEWORKS, env=env)
+    run.expect(r"worker ready, main pid (\d+)")
+    return run, int(run.match.group(1)), env
+
+
+def send_task(dpdb, env):
+    done = dpdb.run(sys.executable, "-c", "import tasks; tasks.score.delay(5)",
+                    env=dict(env, PYTHONPATH=FRAMEWORKS))
+    assert done.returncode == 0, done.stderr
+
+
+def test_celery_task_paused_past_its_time_limits_lives_and_completes(dpdb):
+    run, main, env = start_celery(dpdb)
+    send_task(dpdb, env)
+    run.expect(r"attached to session \d+: pid (\d+) ForkPoolWorker-1")
+    worker = int(run.match.group(1))
+    run.expect(r"celery: the pool holds this task's time limits while it is paused \(they "
+               r"start again, in full, once it runs\)")
+    stay_paused_and_answer(run)
+    run.sendline("c")
+    run.expect(r"Task tasks\.score\[[-0-9a-f]+\] succeeded in [0-9.]+s: 10")
+    transcript = plain(run.logfile_read.getvalue())
+    assert "time limit (" not in transcript and "SIGUSR1" not in transcript
+    end_server(run, main, worker)
+
+
+def test_celery_kills_a_paused_task_without_the_strategy(dpdb):
+    run, main, env = start_celery(dpdb, env={"DPDB_SUPERVISORS": "-celery"})
+    send_task(dpdb, env)
+    run.expect(r"attached to session \d+: pid (\d+)")
+    worker = int(run.match.group(1))
+    run.expect(PROMPT)
+    run.expect(r"Hard time limit \(%.1fs\) exceeded for tasks\.score" % SUPERVISOR_TIMEOUT,
+               timeout=PAUSED_FOR)
+    run.expect(r"session \d+ process %d went away" % worker)
+    end_server(run, main)
