@@ -32,7 +32,7 @@ class Gunicorn:
     """gunicorn's arbiter kills a worker whose heartbeat (the mtime of its WorkerTmp file, set by
     Worker.notify) is older than --timeout; every worker class beats it from its main loop,
     which a pause stops (the sync worker's, or the event loop of uvicorn's and gunicorn's ASGI
-    workers). While paused, the heartbeat is beaten for it, twice per half-timeout."""
+    workers). While paused, the heartbeat is beaten for it, four times per --timeout."""
 
     name = "gunicorn"
     _found = (None, None)  # (pid, its Worker or None): looked for once per process
