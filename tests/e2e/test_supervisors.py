@@ -22,6 +22,18 @@ PAUSED_FOR = 3 * SUPERVISOR_TIMEOUT
 FRAMEWORKS = program("frameworks")
 
 
+@pytest.fixture(autouse=True)
+def nothing_left(dpdb):
+    """A test that fails leaves no server behind: `dpdb run` and its program share a process
+    group (the pseudo-terminal's session), ended whole."""
+    yield
+    for child in dpdb.children:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass  # ended already
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
