@@ -140,8 +140,9 @@ class _Control:
         debugger = self.holder()
         frames = sys._current_frames()
         me = threading.get_ident()
-        wanted = [t.ident for t in threading.enumerate()] if all_threads else [
-            threading.main_thread().ident]
+        # dpdb's own threads run on (among them the one that keeps supervisors content).
+        threads = [t for t in threading.enumerate() if not t.name.startswith("dpdb-")]
+        wanted = [t.ident for t in threads] if all_threads else [threading.main_thread().ident]
         for ident in wanted:
             frame = frames.get(ident)
             if ident == me or frame is None:

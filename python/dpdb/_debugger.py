@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _control, _process, _signals
+from dpdb import _control, _process, _signals, _supervisors
 from dpdb._console import SessionConsole
 
 try:
@@ -68,7 +68,7 @@ class Debugger(*_BASES):
         if self._condition_error:
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
-        with _signals.held_while_paused(self._tell_now):
+        with _supervisors.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
             super().interaction(frame, traceback)
 
     def _tell_now(self, text):
