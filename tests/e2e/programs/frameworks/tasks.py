@@ -9,7 +9,9 @@ from celery import signals
 queue = os.environ["CELERY_QUEUE"]
 os.makedirs(queue, exist_ok=True)
 app = celery.Celery("tasks", broker="filesystem://", broker_transport_options={
-    "data_folder_in": queue, "data_folder_out": queue, "polling_interval": 0.1})
+    "data_folder_in": queue, "data_folder_out": queue, "polling_interval": 0.1,
+    # kombu's broadcast (pidbox) exchanges, which it would keep in ./control otherwise.
+    "control_folder": os.path.join(queue, "control")})
 app.conf.update(task_time_limit=float(os.environ.get("TASK_TIME_LIMIT", "2")),
                 task_soft_time_limit=float(os.environ.get("TASK_TIME_LIMIT", "2")) / 2,
                 worker_hijack_root_logger=False, worker_redirect_stdouts=False)
