@@ -9,6 +9,7 @@
 #include <map>
 #include <regex>
 
+#include "attach/injector.hpp"
 #include "attach/symbols.hpp"
 
 namespace dpdb::attach {
@@ -21,16 +22,17 @@ std::string version_in(const std::string& name) {
     return std::regex_search(name, match, pattern) ? match[1].str() : "";
 }
 
-pid_t parent_of(pid_t pid) {
+// State and parent from /proc/PID/stat: {0, 0} if it cannot be read.
+std::pair<char, pid_t> state_of(pid_t pid) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
     std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     // pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
     const auto end = text.rfind(')');
-    if (end == std::string::npos) return 0;
+    if (end == std::string::npos) return {0, 0};
     char state = 0;
     int parent = 0;
-    if (std::sscanf(text.c_str() + end + 1, " %c %d", &state, &parent) != 2) return 0;
-    return parent;
+    if (std::sscanf(text.c_str() + end + 1, " %c %d", &state, &parent) != 2) return {0, 0};
+    return {state, parent};
 }
 
 }  // namespace
@@ -51,8 +53,8 @@ std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
     if (n > 0) python.executable.assign(exe, static_cast<std::size_t>(n));
     const auto files = mapped_files(pid);
     if (files.empty()) {
-        *why = "cannot read the memory map of pid " + std::to_string(pid) +
-               " (not yours to read, or it exited)";
+        // Unreadable: another user's process (or it exited): say which, as the OS would not.
+        *why = why_not_traceable(pid);
         return std::nullopt;
     }
     const MappedFile* interpreter = find_mapped(files, "libpython3");
@@ -76,12 +78,17 @@ std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
     return python;
 }
 
+bool running(pid_t pid) {
+    const char state = state_of(pid).first;
+    return state != 0 && state != 'Z' && state != 'X';
+}
+
 std::vector<pid_t> descendants(pid_t pid) {
     std::multimap<pid_t, pid_t> children;
     if (DIR* dir = ::opendir("/proc")) {
         while (const dirent* entry = ::readdir(dir)) {
             const pid_t child = std::atoi(entry->d_name);
-            if (child > 0) children.emplace(parent_of(child), child);
+            if (child > 0) children.emplace(state_of(child).second, child);
         }
         ::closedir(dir);
     }

@@ -22,6 +22,9 @@ struct PythonProcess {
 // The process as a CPython process, or nothing (with the reason in `why`) if it is not one.
 std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why);
 
+// Whether the process still runs (a zombie, dead but not yet reaped by its parent, does not).
+bool running(pid_t pid);
+
 // Every process below `pid` (children, their children...), parents before children.
 std::vector<pid_t> descendants(pid_t pid);
 

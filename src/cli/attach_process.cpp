@@ -39,8 +39,14 @@ constexpr int kListTimeoutMs = 5000;
 constexpr const char* kStartScript = R"(# Written by `dpdb attach`.
 def _dpdb_attach(request):
     import importlib.util, json, os, sys
+    taken = os.path.join(request, "taken.json")
     try:
-        with open(os.path.join(request, "request.json")) as f:
+        # Taken, atomically: an attach that gives up takes it away the same way first.
+        os.rename(os.path.join(request, "request.json"), taken)
+    except OSError:
+        return
+    try:
+        with open(taken) as f:
             order = json.load(f)
         if "dpdb" not in sys.modules:
             package = order["package"]
@@ -108,13 +114,19 @@ struct RequestFolder {
         path = pattern;
     }
     ~RequestFolder() {
-        for (const char* name : {"request.json", "start.py", "reply.json", "reply.json.tmp"}) {
+        for (const char* name : {"request.json", "taken.json", "cancelled.json", "start.py",
+                                 "reply.json", "reply.json.tmp"}) {
             ::unlink((path + "/" + name).c_str());
         }
         ::rmdir(path.c_str());
     }
     RequestFolder(const RequestFolder&) = delete;
     RequestFolder& operator=(const RequestFolder&) = delete;
+
+    // Takes the request back before the process takes it; false if it was first.
+    bool cancel() const {
+        return ::rename((path + "/request.json").c_str(), (path + "/cancelled.json").c_str()) == 0;
+    }
 
     std::string reply() const {
         std::ifstream in(path + "/reply.json");
@@ -164,7 +176,7 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
             std::fprintf(stderr, "dpdb: pid %d: %s\n", target.pid, why.c_str());
             return false;
         }
-        if (::kill(target.pid, 0) != 0) {
+        if (!attach::running(target.pid)) {
             std::fprintf(stderr, "dpdb: pid %d exited during the attach\n", target.pid);
             return false;
         }
@@ -176,7 +188,8 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
                          "GIL in C code, or its main thread waits in C code); up to %llds\n",
                          target.pid, static_cast<long long>(timeout.count()));
         }
-        if (waited > timeout) {
+        // Given up only if the process has not taken the request (it may, at this very moment).
+        if (waited > timeout && request.cancel()) {
             std::fprintf(stderr,
                          "dpdb: pid %d did not run Python code within %llds; nothing was "
                          "started in it (dpdb's loader stays idle there)\n",
@@ -196,7 +209,7 @@ std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
         for (const auto& s : listing["sessions"]) {
             if (s.value("pid", std::int64_t{0}) == pid) return s.value("sid", std::int64_t{0});
         }
-        if (::kill(pid, 0) != 0) return 0;
+        if (!attach::running(pid)) return 0;
         if (!told && std::chrono::steady_clock::now() - started > kSessionNotice) {
             told = true;
             std::fprintf(stderr,
