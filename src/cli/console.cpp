@@ -23,9 +23,14 @@ constexpr auto kCompletionTimeout = std::chrono::seconds(3);
 
 std::atomic<bool> g_terminal_resized{false};
 std::atomic<bool> g_interrupted{false};
+std::atomic<bool> g_hung_up{false};
 
 void on_sigint(int) {
     g_interrupted = true;
+}
+
+void on_sighup(int) {
+    g_hung_up = true;
 }
 
 void on_sigwinch(int) {
@@ -75,9 +80,24 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
     struct sigaction action {};
     action.sa_handler = on_sigint;
     sigaction(SIGINT, &action, nullptr);
+    if (options_.follow == Follow::Run) {
+        // The terminal went away (an SSH connection dropped, a window closed): the run goes on
+        // without it, its sessions paused for a `dpdb attach` from elsewhere.
+        struct sigaction hangup {};
+        hangup.sa_handler = on_sighup;
+        sigaction(SIGHUP, &hangup, nullptr);
+    }
 }
 
 void Console::check_interrupt() {
+    if (g_hung_up.exchange(false)) {
+        if (attached_ != 0) channel_.send(wire::make("detach", {{"sid", attached_}}));
+        attached_ = 0;
+        abandon_line_ = true;
+        done_ = true;
+        hung_up_ = true;
+        return;
+    }
     if (!g_interrupted.exchange(false)) return;
     if (attached_ != 0) {
         // The prompt is not shown: the debuggee runs a command. Ctrl-C interrupts it there, as

@@ -38,6 +38,8 @@ class Console {
     ~Console();
     // Runs until done; returns the exit status for the command (0, or 2 for a usage error).
     int run();
+    // Whether it ended because its terminal went away.
+    bool hung_up() const { return hung_up_; }
 
   private:
     void handle(const wire::Message& message);
@@ -78,6 +80,7 @@ class Console {
     bool dropped_partial_line_ = false;
     bool line_sent_ = false;  // a line went to the attached session; its answer is not in yet
     bool done_ = false;
+    bool hung_up_ = false;  // the terminal went away (SIGHUP)
     int status_ = 0;
     std::int64_t completion_id_ = 0;
     std::optional<wire::Json> completion_answer_;

@@ -40,6 +40,7 @@ std::vector<HubTarget> locate_hubs(const std::string& explicit_address) {
         const auto address = HubAddress::parse(chosen);
         return {HubTarget{address, secret_for(address)}};
     }
+    remove_leftovers_of_dead_runs();
     std::vector<HubTarget> live;
     const std::string dir = runtime_dir();
     for (const auto& path : discovered_hub_sockets()) {

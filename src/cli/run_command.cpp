@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstddef>
 #include <cstdlib>
@@ -109,6 +110,36 @@ struct ProgramWatch {
     }
 };
 
+// What `dpdb run` does with signals sent to it, as a process supervisor would: SIGTERM, and a
+// SIGINT sent by a process (kill, not Ctrl-C at the terminal, which reaches the program by
+// itself), go on to the program; dpdb ends when it does.
+std::atomic<pid_t> g_program{0};
+struct sigaction g_console_sigint {};
+
+void forward_to_program(int signal, siginfo_t* info, void* context) {
+    const bool sent = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+    if (signal == SIGINT && !sent) {
+        // The terminal's: the console's to handle (it interrupts a command at the prompt).
+        if (g_console_sigint.sa_flags & SA_SIGINFO) {
+            g_console_sigint.sa_sigaction(signal, info, context);
+        } else if (g_console_sigint.sa_handler != SIG_IGN &&
+                   g_console_sigint.sa_handler != SIG_DFL) {
+            g_console_sigint.sa_handler(signal);
+        }
+        return;
+    }
+    if (const pid_t program = g_program.load(); program > 0) ::kill(program, signal);
+}
+
+void forward_signals_to(pid_t program) {
+    g_program = program;
+    struct sigaction action {};
+    action.sa_sigaction = forward_to_program;
+    action.sa_flags = SA_SIGINFO;
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, &g_console_sigint);
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -181,8 +212,10 @@ int run_command(const RunOptions& options) {
     console_options.run_id = run_id;
     console_options.program_running = [&program] { return program.running(); };
     Console console(channel, console_options);
-    // The console ends early only if it lost the hub; the program runs on regardless (its
-    // sessions wait for the hub to come back), and its exit status is what `dpdb run` returns.
+    forward_signals_to(program.pid);
+    // The console ends early if it lost the hub or its terminal; the program runs on regardless
+    // (its sessions wait for a client, or for the hub to come back), and so does the embedded
+    // hub; the program's exit status is what `dpdb run` returns.
     if (console.run() != 0 && program.running()) {
         std::fprintf(stderr, "dpdb: the program runs on; its breakpoints wait for the hub\n");
     }

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,6 +97,31 @@ std::vector<std::string> discovered_hub_sockets() {
     paths.reserve(found.size());
     for (auto& entry : found) paths.push_back(std::move(entry.second));
     return paths;
+}
+
+void remove_leftovers_of_dead_runs() {
+    const std::string dir = runtime_dir();
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return;
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(d)) names.emplace_back(entry->d_name);
+    ::closedir(d);
+    for (const auto& name : names) {
+        if (name.rfind("run-", 0) != 0) continue;
+        const auto digits = name.find_first_not_of("0123456789", 4);
+        if (digits == 4 || digits == std::string::npos) continue;
+        const std::string suffix = name.substr(digits);
+        if (suffix != ".d" && suffix != ".log") continue;
+        const pid_t pid = static_cast<pid_t>(std::atol(name.substr(4, digits - 4).c_str()));
+        if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // that run still goes on
+        const std::string path = dir + "/" + name;
+        if (suffix == ".d") {
+            ::unlink((path + "/sitecustomize.py").c_str());
+            ::rmdir(path.c_str());
+        } else {
+            ::unlink(path.c_str());
+        }
+    }
 }
 
 }  // namespace dpdb

@@ -24,4 +24,9 @@ std::string token_path_for_socket(const std::string& socket_path);
 // The hub sockets in the runtime directory, newest first.
 std::vector<std::string> discovered_hub_sockets();
 
+// Removes what runs that ended without cleaning up (killed) left in the runtime directory: their
+// folders and logs (run-PID.d, run-PID.log) when process PID is gone. Their sockets are removed
+// by whoever finds them dead (a connection refused).
+void remove_leftovers_of_dead_runs();
+
 }  // namespace dpdb
