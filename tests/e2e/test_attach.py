@@ -118,8 +118,8 @@ def test_attach_pauses_and_prompts_then_detach_lets_it_run(dpdb, target):
     session.expect(r"attached to session \d+: pid %d" % program_.pid)
     session.expect("Paused by `dpdb pause`")
     session.expect(PROMPT)
-    session.sendline("p rounds > 0")
-    session.expect(r"\r\nTrue\r\n")
+    session.sendline("p os.getpid()")  # in busy() or work(), wherever the next line was
+    session.expect(r"\r\n%d\r\n" % program_.pid)
     session.expect(PROMPT)
     session.sendline("c")
     finish(session)
