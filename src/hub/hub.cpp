@@ -604,10 +604,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                            subscribers_.end());
         if (peer->role == Role::Agent) {
-            std::vector<std::int64_t> orphaned;
-            for (const auto& [id, session] : registry_.sessions()) {
-                if (session.agent == peer->id()) orphaned.push_back(id);
-            }
+            const auto orphaned = registry_.sessions_of(peer->id());
             auto gone = registry_.remove_process(peer->id());
             const auto pid = gone ? gone->info.value("pid", Json()) : Json();
             for (auto id : orphaned) {

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "wire/message.hpp"
 
@@ -32,7 +34,8 @@ class Registry {
     std::optional<Process> remove_process(std::uint64_t connection);
     const Process* process(std::uint64_t connection) const;
     Process* process(std::uint64_t connection);
-    // The connection of the live process with this pid, or 0.
+    // The connection of the live process with this pid (the first to connect, should two hosts
+    // share a pid), or 0.
     std::uint64_t connection_of_pid(std::int64_t pid) const;
     const std::map<std::uint64_t, Process>& processes() const { return processes_; }
 
@@ -40,6 +43,8 @@ class Registry {
     Session* session(std::int64_t id);
     Session* session_of_agent(std::uint64_t agent, std::int64_t agent_sid);
     void close_session(std::int64_t id);
+    // The hub's ids of the sessions that live in this agent's process, in order.
+    std::vector<std::int64_t> sessions_of(std::uint64_t agent) const;
 
     // The JSON that clients see for a session or process.
     wire::Json describe(const Session& session) const;
@@ -50,8 +55,14 @@ class Registry {
     const std::map<std::int64_t, Session>& sessions() const { return sessions_; }
 
   private:
+    void index_pid(std::uint64_t connection, const wire::Json& info, bool add);
+
     std::map<std::uint64_t, Process> processes_;
     std::map<std::int64_t, Session> sessions_;
+    // Indexes, so that nothing done per message or per process scans the whole registry (with
+    // 10,000 processes that made listings and closes quadratic).
+    std::map<std::uint64_t, std::map<std::int64_t, std::int64_t>> by_agent_;  // agent sid -> id
+    std::map<std::int64_t, std::set<std::uint64_t>> by_pid_;                  // -> connections
     std::int64_t next_session_id_ = 1;
 };
 
