@@ -26,7 +26,12 @@ struct HubCommandOptions {
 };
 
 int hub_command(const HubCommandOptions& options);
-int ls_command(const std::string& hub, bool json);
+struct LsOptions {
+    bool json = false;  // everything, machine-readable
+    bool all = false;   // every process and session, however many
+};
+
+int ls_command(const std::string& hub, const LsOptions& options);
 
 struct BreakOptions {
     std::vector<std::string> args;  // FILE:LINE [if EXPR...] | FUNCTION | [ID] with --clear

@@ -41,7 +41,9 @@ std::string short_argv(const wire::Json& item) {
     return out;
 }
 
-std::string tags(const wire::Json& item) {
+}  // namespace
+
+std::string tag_text(const wire::Json& item) {
     const auto it = item.find("tags");
     if (it == item.end() || !it->is_object()) return "";
     std::string out;
@@ -54,6 +56,8 @@ std::string tags(const wire::Json& item) {
     return out;
 }
 
+namespace {
+
 std::string age(const wire::Json& item) {
     const auto it = item.find("since");
     if (it == item.end() || !it->is_number()) return "";
@@ -65,7 +69,9 @@ std::string age(const wire::Json& item) {
     return std::to_string(seconds / 3600) + "h";
 }
 
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+}  // namespace
+
+std::string text_table(const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> widths;
     for (const auto& row : rows) {
         widths.resize(std::max(widths.size(), row.size()));
@@ -84,11 +90,9 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
     return out;
 }
 
-}  // namespace
-
 std::string process_label(const wire::Json& item) {
     std::string label = "pid " + text(item, "pid");
-    if (const auto t = tags(item); !t.empty()) label += " [" + t + "]";
+    if (const auto t = tag_text(item); !t.empty()) label += " [" + t + "]";
     const auto name = text(item, "process_name");
     if (!name.empty() && name != "MainProcess") {
         label += " " + name;
@@ -111,11 +115,11 @@ std::string sessions_table(const wire::Json& sessions) {
     std::vector<std::vector<std::string>> rows = {
         {"SESSION", "PID", "HOST", "TAGS", "THREAD", "WHERE", "PAUSED", "ATTACHED"}};
     for (const auto& s : sessions) {
-        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tags(s),
+        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tag_text(s),
                         text(s, "thread") + " (" + text(s, "tid") + ")", location(s), age(s),
                         s.value("attached", false) ? "yes" : "no"});
     }
-    return table(rows);
+    return text_table(rows);
 }
 
 std::string processes_table(const wire::Json& processes) {
@@ -127,9 +131,9 @@ std::string processes_table(const wire::Json& processes) {
             paused += (paused.empty() ? "" : ",") + id.dump();
         }
         rows.push_back({text(p, "pid"), text(p, "ppid"), text(p, "host"), text(p, "python"),
-                        tags(p), paused.empty() ? "-" : paused, short_argv(p)});
+                        tag_text(p), paused.empty() ? "-" : paused, short_argv(p)});
     }
-    return table(rows);
+    return text_table(rows);
 }
 
 }  // namespace dpdb::cli

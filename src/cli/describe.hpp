@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "wire/message.hpp"
 
@@ -13,6 +14,10 @@ std::string process_label(const wire::Json& item);
 std::string short_command(const wire::Json& item);
 // "work.py:12 in compute()"
 std::string location(const wire::Json& session);
+// "rank=3,role=trainer": the tags, names in lower case.
+std::string tag_text(const wire::Json& item);
+// Rows as columns two spaces apart; no trailing spaces.
+std::string text_table(const std::vector<std::vector<std::string>>& rows);
 // Tables as `dpdb ls` prints them.
 std::string sessions_table(const wire::Json& sessions);
 std::string processes_table(const wire::Json& processes);

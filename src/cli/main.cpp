@@ -83,9 +83,11 @@ int main(int argc, char** argv) {
                         "secret, certificate and store (default: ~/.local/state/dpdb/hub)");
     hub_cmd->add_flag("-q,--quiet", hub_options.quiet, "print only the addresses");
 
-    bool json = false;
-    auto* ls_cmd = app.add_subcommand("ls", "list processes and paused sessions");
-    ls_cmd->add_flag("--json", json, "machine-readable output");
+    dpdb::cli::LsOptions ls_options;
+    auto* ls_cmd = app.add_subcommand(
+        "ls", "list processes and paused sessions (a summary when there are more than 50)");
+    ls_cmd->add_flag("-a,--all", ls_options.all, "every process and session, however many");
+    ls_cmd->add_flag("--json", ls_options.json, "machine-readable output: everything");
 
     std::string session;
     bool next = false;
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
             return dpdb::cli::run_command(run);
         }
         if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
-        if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
+        if (*ls_cmd) return dpdb::cli::ls_command(hub, ls_options);
         if (*attach_cmd) return dpdb::cli::attach_command(hub, session, next);
         if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
         if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);

@@ -14,8 +14,10 @@
 #include "common/printable.hpp"
 #include "hub/admission.hpp"
 #include "hub/connection.hpp"
+#include "hub/pages.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
+#include "hub/summary.hpp"
 #include "wire/auth.hpp"
 #include "wire/tls.hpp"
 
@@ -336,11 +338,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void from_client(const ConnectionPtr& client, const Message& message) {
         const auto& type = message.type;
-        if (type == "list") {
-            client->send(make("listing", {{"id", message.num("id")},
-                                          {"processes", registry_.processes_json()},
-                                          {"sessions", registry_.sessions_json()},
-                                          {"exited", store_.exits(kListedExits)}}));
+        if (type == "list") return send_listing(client, message);
+        if (type == "summarize") {
+            Json body = summarize(registry_);
+            body["id"] = message.num("id");
+            client->send(make("summary", std::move(body)));
             return;
         }
         if (type == "subscribe") {
@@ -377,6 +379,24 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             body.erase("t");
             body["sid"] = session->agent_sid;
             agent->send(make(type, std::move(body)));
+        }
+    }
+
+    // The whole listing, as pages: 10,000 processes outgrow a frame. Built at once, so that the
+    // pages together are one moment's registry.
+    void send_listing(const ConnectionPtr& client, const Message& message) {
+        const bool sessions_only =
+            message.has("sessions_only") && message["sessions_only"].get<bool>();
+        std::vector<std::pair<std::string, Json>> arrays;
+        arrays.emplace_back("processes",
+                            sessions_only ? Json::array() : registry_.processes_json());
+        arrays.emplace_back("sessions", registry_.sessions_json());
+        if (!sessions_only) arrays.emplace_back("exited", store_.exits(kListedExits));
+        auto pages = paginate(std::move(arrays), shrink_description);
+        for (std::size_t i = 0; i < pages.size(); ++i) {
+            pages[i]["id"] = message.num("id");
+            if (i + 1 < pages.size()) pages[i]["more"] = true;
+            client->send(make("listing", std::move(pages[i])));
         }
     }
 
@@ -542,10 +562,16 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 request.processes.push_back(std::move(entry));
             }
             if (auto client = connection(request.client)) {
-                client->send(make("result", {{"id", request.client_request},
-                                             {"ok", true},
-                                             {"message", ""},
-                                             {"data", {{"processes", request.processes}}}}));
+                // The stacks of a whole job outgrow a frame: pages (hub/pages.hpp).
+                auto pages = paginate({{"processes", std::move(request.processes)}}, shrink_stacks);
+                for (std::size_t i = 0; i < pages.size(); ++i) {
+                    Json page = {{"id", request.client_request},
+                                 {"ok", true},
+                                 {"message", ""},
+                                 {"data", std::move(pages[i])}};
+                    if (i + 1 < pages.size()) page["more"] = true;
+                    client->send(make("result", std::move(page)));
+                }
             }
             it = stacks_requests_.erase(it);
         }

@@ -103,6 +103,11 @@ std::vector<std::int64_t> Registry::sessions_of(std::uint64_t agent) const {
     return ids;
 }
 
+std::size_t Registry::session_count(std::uint64_t agent) const {
+    const auto it = by_agent_.find(agent);
+    return it == by_agent_.end() ? 0 : it->second.size();
+}
+
 wire::Json Registry::describe(const Session& session) const {
     wire::Json out = session.info;
     out["sid"] = session.id;

@@ -45,6 +45,7 @@ class Registry {
     void close_session(std::int64_t id);
     // The hub's ids of the sessions that live in this agent's process, in order.
     std::vector<std::int64_t> sessions_of(std::uint64_t agent) const;
+    std::size_t session_count(std::uint64_t agent) const;
 
     // The JSON that clients see for a session or process.
     wire::Json describe(const Session& session) const;
