@@ -114,8 +114,8 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         }
         for (const auto& target : targets) {
             try {
-                const auto listing =
-                    list_hub(target, kListTimeoutMs);  // kept: the loop reads inside it
+                const auto listing = list_hub(target, kListTimeoutMs,
+                                              /*sessions_only=*/true);  // kept: read in the loop
                 for (const auto& s : listing["sessions"]) {
                     if (wanted == 0 || s.value("sid", 0LL) == wanted)
                         found.emplace_back(&target, s);

@@ -118,16 +118,18 @@ wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json
 }
 
 wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
-                    std::int64_t id) {
-    auto listing = ask_on(channel, target, "list", wire::Json::object(), "listing", timeout_ms, id);
+                    std::int64_t id, bool sessions_only) {
+    wire::Json fields = wire::Json::object();
+    if (sessions_only) fields["sessions_only"] = true;
+    auto listing = ask_on(channel, target, "list", std::move(fields), "listing", timeout_ms, id);
     if (listing.type == "error") throw std::runtime_error(listing.str("message"));
     return std::move(listing.body);
 }
 
-wire::Json list_hub(const HubTarget& target, int timeout_ms) {
+wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
     wire::Channel channel;
     connect_client(channel, target);
-    return list_hub(channel, target, timeout_ms);
+    return list_hub(channel, target, timeout_ms, 1, sessions_only);
 }
 
 }  // namespace dpdb::cli

@@ -41,9 +41,10 @@ wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::strin
 wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
                       std::string_view answer, int timeout_ms);
 
-// The hub's whole listing (processes, sessions, exited); throws on an error or no answer.
-wire::Json list_hub(const HubTarget& target, int timeout_ms);
+// The hub's whole listing (processes, sessions, exited), or only its sessions; throws on an
+// error or no answer.
+wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only = false);
 wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
-                    std::int64_t id = 1);
+                    std::int64_t id = 1, bool sessions_only = false);
 
 }  // namespace dpdb::cli
