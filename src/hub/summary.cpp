@@ -110,8 +110,9 @@ class SpanBuilder {
             }
         }
         std::size_t count = names_.size();
-        std::vector<std::pair<std::string, std::string>> pieces;  // (sort key, text)
-        for (const auto& name : names_) pieces.emplace_back(name, name);
+        // (prefix, first number, text): series of one prefix in the order of their numbers.
+        std::vector<std::tuple<std::string, std::int64_t, std::string>> pieces;
+        for (const auto& name : names_) pieces.emplace_back(name, -1, name);
         for (auto& [key, numbers] : numbered_) {
             if (numbers.empty()) continue;
             std::sort(numbers.begin(), numbers.end());
@@ -120,12 +121,12 @@ class SpanBuilder {
             const auto& prefix = key.first;
             const std::string list = ranges(numbers, key.second);
             const bool bare = prefix.empty() || numbers.size() == 1;
-            pieces.emplace_back(prefix, bare ? prefix + list : prefix + "[" + list + "]");
+            pieces.emplace_back(prefix, numbers.front(),
+                                bare ? prefix + list : prefix + "[" + list + "]");
         }
-        std::stable_sort(pieces.begin(), pieces.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::sort(pieces.begin(), pieces.end());
         std::string out;
-        for (const auto& piece : pieces) out += (out.empty() ? "" : ",") + piece.second;
+        for (const auto& piece : pieces) out += (out.empty() ? "" : ",") + std::get<2>(piece);
         if (out.size() <= max_chars) return {count, out};
         // Cut after a whole value where one ends late enough, and say how many there are.
         std::size_t end = out.rfind(',', max_chars);
