@@ -78,8 +78,10 @@ int ls_command(const std::string& hub, const LsOptions& options) {
         }
     }
     if (options.json) {
-        std::cout << wire::Json{{"processes", all_processes}, {"sessions", all_sessions}}.dump(2)
-                  << "\n";
+        wire::Json out = wire::Json::object();
+        out["processes"] = std::move(all_processes);
+        out["sessions"] = std::move(all_sessions);
+        std::cout << out.dump(2) << "\n";
     } else {
         std::cout << all_processes.size() << " process(es), " << all_sessions.size()
                   << " paused session(s)\n\n";

@@ -73,18 +73,18 @@ void connect_client(wire::Channel& channel, const HubTarget& target) {
     wire::Channel::connect(channel, target.address, target.secret, "client");
 }
 
-bool gather_page(wire::Json& whole, const wire::Json& page) {
+bool gather_page(wire::Json& whole, wire::Json page) {
     const auto more = page.find("more");
     const bool last = more == page.end() || !more->is_boolean() || !more->get<bool>();
-    for (const auto& item : page.items()) {
+    for (auto& item : page.items()) {
         if (item.key() == "more") continue;
         auto it = whole.find(item.key());
         if (it == whole.end()) {
-            whole[item.key()] = item.value();
+            whole[item.key()] = std::move(item.value());
         } else if (it->is_array() && item.value().is_array()) {
-            for (const auto& element : item.value()) it->push_back(element);
+            for (auto& element : item.value()) it->push_back(std::move(element));
         } else if (it->is_object() && item.value().is_object()) {
-            gather_page(*it, item.value());
+            gather_page(*it, std::move(item.value()));
         }
     }
     whole.erase("more");
@@ -106,7 +106,7 @@ wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::strin
         if (!whole) {
             whole = wire::Message{reply->type, wire::Json::object()};
         }
-        if (gather_page(whole->body, reply->body)) return *whole;
+        if (gather_page(whole->body, std::move(reply->body))) return std::move(*whole);
     }
 }
 

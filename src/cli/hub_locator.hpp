@@ -28,7 +28,7 @@ void connect_client(wire::Channel& channel, const HubTarget& target);
 // An answer in pages (several messages of one type and id, every one but the last marked "more";
 // see hub/pages.hpp): adds `page` to `whole` (arrays appended, objects merged, anything else
 // taken from the first page) and returns true once `page` was the last.
-bool gather_page(wire::Json& whole, const wire::Json& page);
+bool gather_page(wire::Json& whole, wire::Json page);
 
 // One question on a connection: sends `type` with `fields` and `id`, and returns the hub's answer
 // of type `answer` for that id, all its pages gathered, or its "error"; throws if neither comes
