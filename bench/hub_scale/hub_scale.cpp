@@ -3,8 +3,9 @@
 // the real protocol by in-process agents and clients. At each size it measures the hub's memory,
 // the `summarize` and whole `list` round trips of an in-process client, and the real `dpdb ls`
 // (the summary) and `dpdb ls --json` (everything) commands, process start included; at the
-// largest, the console round trip through the hub and the time from a breakpoint hit to the
-// notification at a subscribed client. Prints markdown tables.
+// largest, the console round trip through the hub, the time from a breakpoint hit to the
+// notification at a subscribed client, and how long the hub takes to record the end of every
+// process when they all hang up at once. Prints markdown tables.
 //
 // The agents look like a training job: eight processes per host, tags RANK, LOCAL_RANK,
 // WORLD_SIZE and a role.
@@ -296,6 +297,19 @@ int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string
         hitting.send(make("session_close", {{"sid", 1000 + round}, {"reason", "continued"}}));
     }
 
+    // The job ends: every agent hangs up at once, and the hub records how each ended. Timed
+    // until a listing is empty.
+    const auto leave_start = Clock::now();
+    agent_channels.clear();
+    const auto leave_deadline = leave_start + std::chrono::seconds(120);
+    while (summarize(client, ++request).num("processes") > 0) {
+        if (Clock::now() > leave_deadline) {
+            throw std::runtime_error("the hub still had processes 120 s after they all left");
+        }
+        ::usleep(10000);
+    }
+    const double leave_ms = ms_since(leave_start);
+
     std::printf("## hub_scale: up to %d agents, %d paused sessions, one hub\n\n", agents, sessions);
     std::printf("hub RSS idle: %.1f MiB\n\n", rss_idle / 1024.0);
     std::printf(
@@ -314,10 +328,11 @@ int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string
         std::printf("console round trip through the hub, median / p99: %.3f / %.3f ms (< 2 ms)\n",
                     median(round_trip_ms), percentile(round_trip_ms, 0.99));
     }
-    std::printf("breakpoint hit to notification, median / p99: %.3f / %.3f ms\n\n",
-                median(notify_ms), percentile(notify_ms, 0.99));
+    std::printf("breakpoint hit to notification, median / p99: %.3f / %.3f ms\n", median(notify_ms),
+                percentile(notify_ms, 0.99));
+    std::printf("%d agents hang up at once: the hub has recorded every exit after %.0f ms\n\n",
+                agents, leave_ms);
     std::printf("`dpdb ls` at %d agents:\n\n```\n%s```\n", agents, ls_output.c_str());
-    // Stopped before the agents hang up, so that it does not log 10,000 departures.
     hub.stop();
     return 0;
 }

@@ -11,6 +11,16 @@ double now_seconds() {
     return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
 }
 
+std::string dump(const wire::Json& value) {
+    return value.dump(-1, ' ', false, wire::Json::error_handler_t::replace);
+}
+
+std::string text_of(const wire::Json& info, const char* key) {
+    const auto it = info.find(key);
+    if (it == info.end() || it->is_null()) return "";
+    return it->is_string() ? it->get<std::string>() : dump(*it);
+}
+
 }  // namespace
 
 void Registry::index_pid(std::uint64_t connection, const wire::Json& info, bool add) {
@@ -36,6 +46,15 @@ void Registry::add_process(std::uint64_t connection, wire::Json info) {
     process.connection = connection;
     process.info = std::move(info);
     index_pid(connection, process.info, true);
+    process.host = text_of(process.info, "host");
+    process.tags.clear();
+    const auto tags = process.info.find("tags");
+    if (tags != process.info.end() && tags->is_object()) {
+        for (const auto& [name, value] : tags->items()) {
+            process.tags.emplace_back(name,
+                                      value.is_string() ? value.get<std::string>() : dump(value));
+        }
+    }
 }
 
 std::optional<Process> Registry::remove_process(std::uint64_t connection) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hub/pages.hpp"
 
@@ -156,13 +157,6 @@ struct Group {
     std::size_t sessions = 0;
 };
 
-// A string of the process's info (a tag value, the host) without copying it where it is one.
-std::string_view view(const wire::Json& value, std::string& scratch) {
-    if (value.is_string()) return value.get_ref<const std::string&>();
-    scratch = value_text(value);
-    return scratch;
-}
-
 }  // namespace
 
 std::string span(const std::vector<std::string>& values, std::size_t max_chars) {
@@ -172,76 +166,66 @@ std::string span(const std::vector<std::string>& values, std::size_t max_chars) 
 }
 
 wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
-    static const wire::Json kNone;
-    const auto field = [](const wire::Json& info, const char* key) -> const wire::Json& {
-        const auto it = info.find(key);
-        return it == info.end() ? kNone : *it;
-    };
-    // Which tags group: few values across the job, and not a rank.
+    // Which tags group: few values across the job, and not a rank. Read from each process's
+    // host and tags as text (Process::host, Process::tags), not from its JSON.
     std::map<std::string, std::set<std::string, std::less<>>, std::less<>> tag_values;
-    std::set<std::string, std::less<>> all_hosts;
-    std::string scratch;
+    std::unordered_set<std::string_view> all_hosts;
     for (const auto& [connection, process] : registry.processes()) {
-        const auto host = view(field(process.info, "host"), scratch);
-        if (all_hosts.find(host) == all_hosts.end()) all_hosts.emplace(host);
-        const auto& tags = field(process.info, "tags");
-        if (!tags.is_object()) continue;
-        for (const auto& [key, value] : tags.items()) {
-            auto& seen = tag_values[key];
-            if (seen.size() > limits.grouping_values) continue;
-            const auto text = view(value, scratch);
-            if (seen.find(text) == seen.end()) seen.emplace(text);
+        all_hosts.insert(process.host);
+        for (const auto& [name, value] : process.tags) {
+            auto& seen = tag_values[name];
+            if (seen.size() <= limits.grouping_values && seen.find(value) == seen.end()) {
+                seen.emplace(value);
+            }
         }
     }
     std::set<std::string, std::less<>> grouping;
-    for (const auto& [key, seen] : tag_values) {
-        if (seen.size() <= limits.grouping_values && !rank_like(key)) grouping.insert(key);
+    for (const auto& [name, seen] : tag_values) {
+        if (seen.size() <= limits.grouping_values && !rank_like(name)) grouping.insert(name);
     }
 
     // Keyed by host (or nothing), shared tags and state, packed in one string.
     const auto group = [&](bool by_host) {
         std::unordered_map<std::string, Group> groups;
-        std::string key, tag_key, value_scratch;
+        std::string key, tag_key;
+        std::vector<bool> groups_by;  // per tag of the process: whether it groups
         for (const auto& [connection, process] : registry.processes()) {
             const auto paused = registry.session_count(connection);
             const State state = paused > 0                   ? kPaused
                                 : process.ending.is_object() ? kEnding
                                                              : kRunning;
-            const auto host = view(field(process.info, "host"), scratch);
-            const auto& tags = field(process.info, "tags");
             tag_key.clear();
-            if (tags.is_object()) {
-                for (const auto& [name, value] : tags.items()) {
-                    if (grouping.count(name) == 0) continue;
-                    tag_key.append(name).append("=").append(view(value, value_scratch));
-                    tag_key.push_back('\x1f');
-                }
+            groups_by.assign(process.tags.size(), false);
+            for (std::size_t i = 0; i < process.tags.size(); ++i) {
+                const auto& [name, value] = process.tags[i];
+                if (grouping.count(name) == 0) continue;
+                groups_by[i] = true;
+                tag_key.append(name).append("=").append(value).push_back('\x1f');
             }
-            key.assign(by_host ? host : std::string_view());
+            key.assign(by_host ? process.host : std::string());
             key.push_back('\x1e');
             key.append(tag_key).push_back(static_cast<char>('0' + state));
             auto& g = groups[key];
             if (g.processes == 0) {
-                g.host = host;
+                g.host = process.host;
                 g.state = state;
                 g.tag_key = tag_key;
-                if (tags.is_object()) {
-                    for (const auto& [name, value] : tags.items()) {
-                        if (grouping.count(name) != 0) {
-                            g.tags[cut(name, kValueChars)] = value_text(value);
-                        }
+                for (std::size_t i = 0; i < process.tags.size(); ++i) {
+                    if (groups_by[i]) {
+                        g.tags[cut(process.tags[i].first, kValueChars)] =
+                            cut(process.tags[i].second, kValueChars);
                     }
                 }
             }
-            if (!by_host) g.hosts.add(host);
-            if (tags.is_object()) {
-                for (const auto& [name, value] : tags.items()) {
-                    if (grouping.count(name) != 0) continue;
-                    auto it = g.spans.find(name);
-                    if (it == g.spans.end())
-                        it = g.spans.emplace(cut(name, kValueChars), SpanBuilder()).first;
-                    it->second.add(view(value, value_scratch));
+            if (!by_host) g.hosts.add(process.host);
+            for (std::size_t i = 0; i < process.tags.size(); ++i) {
+                if (groups_by[i]) continue;
+                const auto& [name, value] = process.tags[i];
+                auto it = g.spans.find(name);
+                if (it == g.spans.end()) {
+                    it = g.spans.emplace(cut(name, kValueChars), SpanBuilder()).first;
                 }
+                it->second.add(value);
             }
             ++g.processes;
             g.sessions += paused;
