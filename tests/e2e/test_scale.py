@@ -1,7 +1,8 @@
 """A job larger than a screen and a frame: a standalone hub with a crowd of agents (real protocol
 clients, each describing a process of a training job across hosts, a few of them paused), more
 than `dpdb ls` lists one by one and more than one frame holds. `dpdb ls` sums them up by host,
-tags and state; `--all`, `--json` and `dpdb ps --json` list every one."""
+tags and state; `--all`, `--json` and `dpdb ps --json` list every one; `dpdb stacks` shows the
+processes that stand in the same place once."""
 
 import hashlib
 import hmac
@@ -9,6 +10,7 @@ import json
 import re
 import secrets
 import socket
+import threading
 
 import pytest
 
@@ -53,6 +55,21 @@ class Crowd:
                     "thread": "MainThread", "tid": 1, "file": "/srv/job/train.py",
                     "line": 42, "function": "step"}}))
 
+    def answer_stacks(self, stacks_of):
+        """Answers the hub's next stacks request on every agent i for which stacks_of(i) gives a
+        text (None: that agent stays silent)."""
+        for i, sock in enumerate(self.sockets):
+            text = stacks_of(i)
+            if text is None:
+                continue
+            while True:
+                request = read_frame(sock)
+                assert request is not None, "agent %d lost the hub" % i
+                if request["t"] == "stacks_request":
+                    break
+            sock.sendall(frame({"t": "stacks_reply", "req": request["req"],
+                                "stacks": {"threads": [], "text": text}}))
+
     def close(self):
         for sock in self.sockets:
             sock.close()
@@ -68,6 +85,7 @@ def crowd(dpdb):
             listing = dpdb.ls(env=hub.env)
             return len(listing["processes"]) == AGENTS and len(listing["sessions"]) == PAUSED
         wait_until(complete, "the hub to have every agent and session")
+        hub.agents = crowd
         yield hub
     finally:
         crowd.close()
@@ -130,3 +148,47 @@ def test_ls_all_and_json_list_every_process(dpdb, crowd):
     processes = json.loads(ps.stdout)
     assert len([p for p in processes if not p.get("exited")]) == AGENTS
     assert sum(1 for p in processes if p["state"].startswith("paused")) == PAUSED
+
+
+def test_stacks_of_a_large_job_show_each_place_once(dpdb, crowd):
+    agents = crowd.agents
+
+    def stacks_of(i):
+        if i % 100 == 99:
+            return None  # never answers
+        where = "line 7, in load" if i % 100 == 0 else "line 42, in step"
+        # Thread ids differ in every process; the places are what the groups are made of.
+        return ("  Thread MainThread (%d, native %d), most recent call last:\n"
+                '    File "/srv/job/train.py", %s' % (140000000 + i, 5000 + i, where))
+
+    answering = threading.Thread(target=agents.answer_stacks, args=(stacks_of,))
+    answering.start()
+    try:
+        done = dpdb.run("dpdb", "stacks", env=crowd.env)
+    finally:
+        answering.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    text = plain(done.stdout)
+    blocks = text.strip().split("\n\n")
+    # Most processes stand in step(), a few in load(), and a few did not answer: three blocks.
+    assert len(blocks) == 3, text
+    step, load, silent = blocks
+    trainers = AGENTS - AGENTS // 100 * 2
+    assert step.startswith("%d processes, pids 700001-700098," % trainers), step
+    assert step.split("\n")[1:] == ["  Thread MainThread, most recent call last:",
+                                    '    File "/srv/job/train.py", line 42, in step'], step
+    assert load.startswith("%d processes, pids 700000,700100,700200 [" % (AGENTS // 100)), load
+    assert "rank=0,100,200" in load and "role=loader" in load, load
+    assert silent.startswith("%d processes, pids 700099,700199,700299" % (AGENTS // 100)), silent
+    assert silent.endswith(": no answer within 1 s"), silent
+
+    # --json still has every process, each with its own stacks.
+    answering = threading.Thread(target=agents.answer_stacks, args=(stacks_of,))
+    answering.start()
+    try:
+        done = dpdb.run("dpdb", "stacks", "--json", env=crowd.env)
+    finally:
+        answering.join(timeout=30)
+    processes = json.loads(done.stdout)
+    assert len(processes) == AGENTS
+    assert sum(1 for p in processes if "error" in p) == AGENTS // 100
