@@ -178,10 +178,7 @@ int ps_command(const std::string& hub, bool json) {
     print = [&](const wire::Json* p, const std::string& indent, bool last, bool root) {
         const std::string branch = root ? "" : (last ? "└─ " : "├─ ");
         const std::string pid = indent + branch + std::to_string(p->value("pid", std::int64_t{-1}));
-        wire::Json tagged = wire::Json::object();
-        tagged["tags"] = p->value("tags", wire::Json::object());
-        std::string tags = process_label(tagged);
-        tags = tags.size() > 7 ? tags.substr(8) : "";  // the bracketed tags after "pid "
+        const std::string tags = tag_text(*p);
         std::printf("%-24s %-10s %-22s %-40s %s\n", pid.c_str(),
                     p->value("host", std::string()).c_str(), tags.c_str(),
                     (*p)["state"].get<std::string>().c_str(), short_command(*p).c_str());
