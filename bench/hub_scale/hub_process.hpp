@@ -101,6 +101,13 @@ class HubProcess {
 
     pid_t pid() const { return pid_; }
 
+    // Whether the hub ended by itself (it could not start); it is then reaped.
+    bool ended() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == pid_) pid_ = -1;
+        return pid_ <= 0;
+    }
+
     // SIGTERM, then SIGKILL after 5 s; removes the directory. Idempotent.
     void stop() {
         // The signal thread and the end of the scope may both get here.

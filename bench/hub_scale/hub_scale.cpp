@@ -175,6 +175,7 @@ int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string
         } catch (const std::exception&) {
         }
         if (secret.empty()) ::usleep(20000);
+        if (hub.ended()) throw std::runtime_error("the hub ended as it started");
     }
     if (secret.empty()) throw std::runtime_error("the hub did not start within 5 s");
     ::setenv("DPDB_TOKEN", secret.c_str(), 1);
