@@ -383,20 +383,36 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
     // The whole listing, as pages: 10,000 processes outgrow a frame. Built at once, so that the
-    // pages together are one moment's registry.
+    // pages together are one moment's registry; each description encoded once (hub/pages.hpp).
     void send_listing(const ConnectionPtr& client, const Message& message) {
         const bool sessions_only =
             message.has("sessions_only") && message["sessions_only"].get<bool>();
-        std::vector<std::pair<std::string, Json>> arrays;
-        arrays.emplace_back("processes",
-                            sessions_only ? Json::array() : registry_.processes_json());
-        arrays.emplace_back("sessions", registry_.sessions_json());
-        if (!sessions_only) arrays.emplace_back("exited", store_.exits(kListedExits));
-        auto pages = paginate(std::move(arrays), shrink_description);
-        for (std::size_t i = 0; i < pages.size(); ++i) {
-            pages[i]["id"] = message.num("id");
-            if (i + 1 < pages.size()) pages[i]["more"] = true;
-            client->send(make("listing", std::move(pages[i])));
+        EncodedArrays arrays(1, {"processes", {}});
+        if (!sessions_only) {
+            auto& processes = arrays.back().second;
+            processes.reserve(registry_.processes().size());
+            for (const auto& [connection, process] : registry_.processes()) {
+                std::string text = registry_.encoded(process);
+                if (text.size() > kMaxItemBytes) {
+                    text = encode_item(registry_.describe(process), shrink_description);
+                }
+                processes.push_back(std::move(text));
+            }
+        }
+        arrays.push_back({"sessions", {}});
+        for (const auto& [id, session] : registry_.sessions()) {
+            arrays.back().second.push_back(
+                encode_item(registry_.describe(session), shrink_description));
+        }
+        if (!sessions_only) {
+            arrays.push_back({"exited", {}});
+            for (const auto& record : store_.exits(kListedExits)) {
+                arrays.back().second.push_back(encode_item(record, shrink_description));
+            }
+        }
+        const std::string head = "\"t\":\"listing\",\"id\":" + std::to_string(message.num("id"));
+        for (auto& page : encode_pages(head, arrays)) {
+            client->send_encoded(std::move(page), "listing");
         }
     }
 

@@ -10,11 +10,15 @@ constexpr const char* kKeptKeys[] = {"pid",      "ppid",   "host",     "python",
                                      "sid",      "thread", "tid",      "file",    "line",
                                      "function", "since",  "attached", "sessions"};
 
+// As wire::encode writes it: invalid UTF-8 replaced, not thrown on.
+std::string encoded(const wire::Json& value) {
+    return value.dump(-1, ' ', false, wire::Json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::size_t encoded_size(const wire::Json& value) {
-    // As wire::encode writes it: invalid UTF-8 replaced, not thrown on.
-    return value.dump(-1, ' ', false, wire::Json::error_handler_t::replace).size();
+    return encoded(value).size();
 }
 
 wire::Json shrink_description(const wire::Json& item) {
@@ -47,6 +51,54 @@ wire::Json shrink_stacks(const wire::Json& item) {
                                                       : text.substr(0, kept) + "\n… (" +
                                                             std::to_string(text.size() - kept) +
                                                             " more bytes cut)"}};
+    }
+    return out;
+}
+
+std::string encode_item(const wire::Json& item, const Shrink& shrink, Pages limits) {
+    std::string text = item.dump(-1, ' ', false, wire::Json::error_handler_t::replace);
+    if (text.size() <= limits.item_bytes) return text;
+    text = encoded(shrink ? shrink(item) : wire::Json{{"truncated", true}});
+    return text.size() <= limits.item_bytes ? text : encoded(wire::Json{{"truncated", true}});
+}
+
+std::vector<std::string> encode_pages(const std::string& head, const EncodedArrays& arrays,
+                                      Pages limits) {
+    // Each page: its items per array, as positions in `arrays`.
+    struct Slice {
+        std::size_t begin = 0, end = 0;
+    };
+    std::vector<std::vector<Slice>> pages(1, std::vector<Slice>(arrays.size()));
+    std::size_t used = 0;
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
+        const auto& items = arrays[a].second;
+        pages.back()[a] = {0, 0};
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::size_t size = items[i].size() + 1;
+            if (used > 0 && used + size > limits.page_bytes) {
+                // A new page: empty slices, this array's from item i.
+                pages.emplace_back(arrays.size(), Slice{i, i});
+                used = 0;
+            }
+            pages.back()[a].end = i + 1;
+            used += size;
+        }
+    }
+    std::vector<std::string> out;
+    out.reserve(pages.size());
+    for (std::size_t p = 0; p < pages.size(); ++p) {
+        std::string text = "{" + head;
+        for (std::size_t a = 0; a < arrays.size(); ++a) {
+            text += ",\"" + arrays[a].first + "\":[";
+            for (std::size_t i = pages[p][a].begin; i < pages[p][a].end; ++i) {
+                if (i > pages[p][a].begin) text += ",";
+                text += arrays[a].second[i];
+            }
+            text += "]";
+        }
+        if (p + 1 < pages.size()) text += ",\"more\":true";
+        text += "}";
+        out.push_back(std::move(text));
     }
     return out;
 }

@@ -35,6 +35,17 @@ struct Pages {
 std::vector<wire::Json> paginate(std::vector<std::pair<std::string, wire::Json>> arrays,
                                  const Shrink& shrink, Pages limits = {});
 
+// The same split for a message whose arrays are top-level fields, with every item already
+// encoded (at most item_bytes: see encode_item), so that nothing is encoded twice: each page is the
+// message's whole JSON text, "{" + head (`"t":"listing","id":7`) + each `"name":[items]` +
+// `"more":true` on all but the last + "}". The hub sends them as they are (Connection::
+// send_encoded); tests decode them like any message.
+using EncodedArrays = std::vector<std::pair<std::string, std::vector<std::string>>>;
+std::vector<std::string> encode_pages(const std::string& head, const EncodedArrays& arrays,
+                                      Pages limits = {});
+// An item's JSON text, shrunk as paginate() does when it is larger than item_bytes.
+std::string encode_item(const wire::Json& item, const Shrink& shrink, Pages limits = {});
+
 // The shrink for processes and sessions: what identifies it and where it stands, each string cut
 // to 1 KiB, marked "truncated". A program's argv or tags can be as large as a frame, and a session
 // carries its process's.

@@ -147,16 +147,22 @@ wire::Json Registry::describe(const Process& process) const {
     return out;
 }
 
-wire::Json Registry::processes_json() const {
-    wire::Json out = wire::Json::array();
-    for (const auto& [connection, process] : processes_) out.push_back(describe(process));
-    return out;
-}
-
-wire::Json Registry::sessions_json() const {
-    wire::Json out = wire::Json::array();
-    for (const auto& [id, session] : sessions_) out.push_back(describe(session));
-    return out;
+std::string Registry::encoded(const Process& process) const {
+    // The description's text with "sessions" added before its closing brace; an agent that named
+    // a field "sessions" itself gets the copy that replaces it.
+    if (!process.info.is_object() || process.info.contains("sessions")) {
+        return dump(describe(process));
+    }
+    std::string text = dump(process.info);
+    text.pop_back();  // '}'
+    text += text.size() > 1 ? ",\"sessions\":[" : "\"sessions\":[";
+    bool first = true;
+    for (const auto id : sessions_of(process.connection)) {
+        text += first ? "" : ",";
+        text += std::to_string(id);
+        first = false;
+    }
+    return text + "]}";
 }
 
 }  // namespace dpdb::hub

@@ -55,8 +55,9 @@ class Registry {
     // The JSON that clients see for a session or process.
     wire::Json describe(const Session& session) const;
     wire::Json describe(const Process& process) const;
-    wire::Json processes_json() const;
-    wire::Json sessions_json() const;
+    // describe(process) as JSON text, without copying the process's description first (a
+    // listing of 10,000 processes is built while the hub answers nobody else).
+    std::string encoded(const Process& process) const;
 
     const std::map<std::int64_t, Session>& sessions() const { return sessions_; }
 

@@ -10,7 +10,10 @@
 
 namespace {
 
+using dpdb::hub::encode_item;
+using dpdb::hub::encode_pages;
 using dpdb::hub::encoded_size;
+using dpdb::hub::EncodedArrays;
 using dpdb::hub::Pages;
 using dpdb::hub::paginate;
 using dpdb::hub::shrink_description;
@@ -130,6 +133,43 @@ TEST(Pages, StacksTooLargeKeepTheirStartAndSayHowMuchWasCut) {
     EXPECT_LT(text.size(), dpdb::hub::kMaxItemBytes);
     EXPECT_NE(text.find("more bytes cut"), std::string::npos);
     EXPECT_EQ(shrink_stacks({{"pid", 6}, {"error", "no answer"}})["error"], "no answer");
+}
+
+TEST(Pages, EncodedPagesDecodeAsMessagesAndGiveBackEveryItem) {
+    const Json all = processes(3000, 200);
+    EncodedArrays arrays = {{"processes", {}}, {"sessions", {}}, {"exited", {}}};
+    for (const auto& p : all) arrays[0].second.push_back(encode_item(p, shrink_description));
+    for (int i = 0; i < 50; ++i) arrays[1].second.push_back(Json({{"sid", i}}).dump());
+    const auto pages = encode_pages("\"t\":\"listing\",\"id\":9", arrays);
+    ASSERT_GT(pages.size(), 2u);
+    Json processes_back = Json::array();
+    Json sessions_back = Json::array();
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        EXPECT_LE(pages[i].size(), dpdb::hub::kPageBytes + 128);
+        const auto page = dpdb::wire::decode(pages[i]);  // strict, as a client decodes it
+        EXPECT_EQ(page.type, "listing");
+        EXPECT_EQ(page.num("id"), 9);
+        EXPECT_EQ(page.has("more"), i + 1 < pages.size());
+        EXPECT_TRUE(page["exited"].empty());
+        for (const auto& p : page["processes"]) processes_back.push_back(p);
+        for (const auto& s : page["sessions"]) sessions_back.push_back(s);
+    }
+    EXPECT_EQ(processes_back, all);
+    ASSERT_EQ(sessions_back.size(), 50u);
+    EXPECT_EQ(sessions_back[49]["sid"], 49);
+    // Nothing at all: one page with every array, empty.
+    const auto empty =
+        encode_pages("\"t\":\"listing\",\"id\":1", {{"processes", {}}, {"sessions", {}}});
+    ASSERT_EQ(empty.size(), 1u);
+    EXPECT_EQ(dpdb::wire::decode(empty[0])["processes"], Json::array());
+}
+
+TEST(Pages, AnEncodedItemLargerThanAFrameIsShrunk) {
+    const Json huge = processes(1, kMaxFrameBytes)[0];
+    const auto text = encode_item(huge, shrink_description);
+    EXPECT_LT(text.size(), dpdb::hub::kMaxItemBytes);
+    EXPECT_TRUE(Json::parse(text)["truncated"].get<bool>());
+    EXPECT_EQ(encode_item({{"pid", 1}}, shrink_description), R"({"pid":1})");
 }
 
 }  // namespace

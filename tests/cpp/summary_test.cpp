@@ -229,4 +229,25 @@ TEST(Registry, IndexesFollowSessionsAndPids) {
     EXPECT_TRUE(registry.sessions_of(3).empty());
 }
 
+TEST(Registry, AnEncodedProcessIsItsDescription) {
+    Registry registry;
+    registry.add_process(1, {{"pid", 10}, {"argv", {"python", "a.py"}}, {"tags", {{"RANK", "0"}}}});
+    registry.add_process(2, Json::object());
+    // An agent that sends a "sessions" field of its own gets the hub's in its place.
+    registry.add_process(3, {{"pid", 30}, {"sessions", "mine"}});
+    registry.open_session(1, 1, Json::object());
+    registry.open_session(1, 2, Json::object());
+    registry.open_session(3, 1, Json::object());
+    for (std::uint64_t connection : {1, 2, 3}) {
+        const auto& process = *registry.process(connection);
+        EXPECT_EQ(Json::parse(registry.encoded(process)), registry.describe(process))
+            << registry.encoded(process);
+    }
+    EXPECT_EQ(Json::parse(registry.encoded(*registry.process(1)))["sessions"], Json({1, 2}));
+    EXPECT_EQ(Json::parse(registry.encoded(*registry.process(3)))["sessions"], Json({3}));
+    EXPECT_EQ(registry.process(1)->host, "");
+    EXPECT_EQ(registry.process(1)->tags,
+              (std::vector<std::pair<std::string, std::string>>{{"RANK", "0"}}));
+}
+
 }  // namespace
