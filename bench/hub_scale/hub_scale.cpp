@@ -1,13 +1,19 @@
-// bench/hub_scale: one real hub (the `dpdb hub` executable, its own process) under N agents and M
-// paused sessions, driven through the real protocol by in-process agents and clients. Prints a
-// markdown table: hub memory per agent, `dpdb ls` latency, console round trip through the hub,
-// and the time from a breakpoint hit to the notification at a subscribed client.
+// bench/hub_scale: one real hub (the `dpdb hub` executable, its own process) under a growing
+// number of agents (1,000, 2,000, 4,000, then AGENTS) and SESSIONS paused sessions, driven through
+// the real protocol by in-process agents and clients. At each size it measures the hub's memory,
+// the `summarize` and whole `list` round trips of an in-process client, and the real `dpdb ls`
+// (the summary) and `dpdb ls --json` (everything) commands, process start included; at the
+// largest, the console round trip through the hub, the time from a breakpoint hit to the
+// notification at a subscribed client, and how long the hub takes to record the end of every
+// process when they all hang up at once. Prints markdown tables.
 //
-//   hub_scale DPDB_EXECUTABLE [AGENTS=1000] [SESSIONS=100]
-#include <signal.h>
+// The agents look like a training job: eight processes per host, tags RANK, LOCAL_RANK,
+// WORLD_SIZE and a role.
+//
+//   hub_scale DPDB_EXECUTABLE [AGENTS=10000] [SESSIONS=100]
+//
+// The hub ends with the benchmark, whatever happens (hub_process.hpp).
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,27 +27,30 @@
 
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
+#include "hub_process.hpp"
 #include "wire/channel.hpp"
 
 using Clock = std::chrono::steady_clock;
 using dpdb::wire::Channel;
 using dpdb::wire::Json;
 using dpdb::wire::make;
+using dpdb::wire::Message;
 
 namespace {
+
+constexpr int kAnswerMs = 10000;
 
 double ms_since(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-}
-
 double percentile(std::vector<double> values, double p) {
     std::sort(values.begin(), values.end());
     return values[std::min(values.size() - 1, static_cast<std::size_t>(p * values.size()))];
+}
+
+double median(const std::vector<double>& values) {
+    return percentile(values, 0.5);
 }
 
 long rss_kib(pid_t pid) {
@@ -57,13 +66,46 @@ long rss_kib(pid_t pid) {
     return -1;
 }
 
-dpdb::wire::Message expect(Channel& channel, const std::string& type) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+// The next message of this type, skipping others; an "error" from the hub ends the benchmark.
+Message expect(Channel& channel, const std::string& type) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(kAnswerMs);
     while (Clock::now() < deadline) {
         auto message = channel.receive(1000);
-        if (message && message->type == type) return *message;
+        if (!message) continue;
+        if (message->type == type) return *message;
+        if (message->type == "error") {
+            throw std::runtime_error("the hub answered an error: " + message->str("message"));
+        }
     }
-    throw std::runtime_error("no " + type + " message within 10 s");
+    throw std::runtime_error("no " + type + " message within " + std::to_string(kAnswerMs) + " ms");
+}
+
+struct Listing {
+    std::size_t processes = 0;
+    std::size_t sessions = 0;
+    int pages = 0;
+};
+
+// A whole listing: its pages (each the next slice, all but the last marked "more") counted.
+Listing list(Channel& client, std::int64_t id) {
+    client.send(make("list", {{"id", id}}));
+    Listing listing;
+    for (;;) {
+        const auto page = expect(client, "listing");
+        if (page.num("id") != id) continue;
+        listing.processes += page["processes"].size();
+        listing.sessions += page["sessions"].size();
+        ++listing.pages;
+        if (!page.has("more")) return listing;
+    }
+}
+
+Message summarize(Channel& client, std::int64_t id) {
+    client.send(make("summarize", {{"id", id}}));
+    for (;;) {
+        auto summary = expect(client, "summary");
+        if (summary.num("id") == id) return summary;
+    }
 }
 
 void raise_file_limit() {
@@ -73,107 +115,168 @@ void raise_file_limit() {
     setrlimit(RLIMIT_NOFILE, &limit);
 }
 
-}  // namespace
+Json agent_description(int i, int agents) {
+    char host[32];
+    std::snprintf(host, sizeof(host), "node%04d", i / 8);
+    return {{"pid", 100000 + i},
+            {"ppid", 99999},
+            {"host", host},
+            {"argv", {"python", "/srv/job/train.py", "--rank", std::to_string(i)}},
+            {"python", "3.12.1"},
+            {"tags",
+             {{"RANK", std::to_string(i)},
+              {"LOCAL_RANK", std::to_string(i % 8)},
+              {"WORLD_SIZE", std::to_string(agents)},
+              {"role", i % 100 == 0 ? "loader" : "trainer"}}}};
+}
 
-int main(int argc, char** argv) {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: %s DPDB_EXECUTABLE [AGENTS] [SESSIONS]\n", argv[0]);
-        return 2;
+struct Step {
+    int agents = 0;
+    int connected = 0;  // agents connected for this step
+    double connect_ms = 0;
+    long rss_kib = 0;
+    double summarize_ms = 0;
+    double list_ms = 0;
+    int list_pages = 0;
+    double ls_median = 0, ls_p99 = 0;
+    double json_median = 0, json_p99 = 0;
+};
+
+// `dpdb ARGS... --hub unix:SOCKET`, `rounds` times: the median and p99 in ms, and its output.
+std::pair<double, double> time_command(const std::string& dpdb, const std::string& socket,
+                                       std::vector<std::string> args, int rounds,
+                                       std::string& output, const std::string& errors) {
+    std::vector<std::string> argv = {dpdb};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--hub");
+    argv.push_back("unix:" + socket);
+    std::vector<double> times;
+    for (int round = 0; round < rounds; ++round) {
+        const auto start = Clock::now();
+        const int status = hub_scale::run_captured(argv, output, errors);
+        times.push_back(ms_since(start));
+        if (status != 0) {
+            throw std::runtime_error("dpdb " + args.front() + " failed with status " +
+                                     std::to_string(status) + " (see " + errors + ")");
+        }
     }
-    const std::string dpdb = argv[1];
-    const int agents = argc > 2 ? std::atoi(argv[2]) : 1000;
-    const int sessions = argc > 3 ? std::min(agents, std::atoi(argv[3])) : 100;
-    raise_file_limit();
+    return {median(times), percentile(times, 0.99)};
+}
 
-    char dir_template[] = "/tmp/dpdb-hub-scale.XXXXXX";
-    const std::string dir = ::mkdtemp(dir_template);
+int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string& dir, int agents,
+          int sessions) {
     const std::string socket_path = dir + "/hub.sock";
-    const pid_t hub = ::fork();
-    if (hub == 0) {
-        ::execl(dpdb.c_str(), dpdb.c_str(), "hub", "--quiet", "--socket", socket_path.c_str(),
-                "--state-dir", (dir + "/state").c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
     const auto address = dpdb::HubAddress::parse(socket_path);
     std::string secret;
-    for (int i = 0; i < 200 && secret.empty(); ++i) {
+    for (int i = 0; i < 250 && secret.empty(); ++i) {
         try {
             secret = dpdb::read_private_file(dpdb::token_path_for_socket(socket_path));
             if (::access(socket_path.c_str(), F_OK) != 0) secret.clear();
         } catch (const std::exception&) {
         }
         if (secret.empty()) ::usleep(20000);
+        if (hub.ended()) throw std::runtime_error("the hub ended as it started");
     }
-    if (secret.empty()) throw std::runtime_error("the hub did not start");
+    if (secret.empty()) throw std::runtime_error("the hub did not start within 5 s");
+    ::setenv("DPDB_TOKEN", secret.c_str(), 1);
     ::usleep(100000);
-    const long rss_idle = rss_kib(hub);
+    const long rss_idle = rss_kib(hub.pid());
+    const std::string errors = dir + "/dpdb-errors.log";
 
-    // N agents, each a real authenticated connection that says who it is.
+    std::vector<int> sizes;
+    for (int size : {1000, 2000, 4000}) {
+        if (size < agents) sizes.push_back(size);
+    }
+    sizes.push_back(agents);
+
+    // Each agent a real authenticated connection that says who it is; the first `sessions` of
+    // them paused.
     std::vector<std::unique_ptr<Channel>> agent_channels;
-    const auto connect_start = Clock::now();
-    for (int i = 0; i < agents; ++i) {
-        auto channel = std::make_unique<Channel>();
-        Channel::connect(*channel, address, secret, "agent",
-                         {{"pid", 100000 + i},
-                          {"ppid", 99999},
-                          {"host", "bench"},
-                          {"argv", {"python", "train.py", "--rank", std::to_string(i)}},
-                          {"python", "3.12.1"},
-                          {"tags", {{"RANK", std::to_string(i)}}}});
-        agent_channels.push_back(std::move(channel));
-    }
-    const double connect_ms = ms_since(connect_start);
-    for (int i = 0; i < sessions; ++i) {
-        agent_channels[i]->send(make("session_open", {{"sid", 1},
-                                                      {"info",
-                                                       {{"thread", "MainThread"},
-                                                        {"tid", 1},
-                                                        {"file", "/srv/job/train.py"},
-                                                        {"line", 42 + i},
-                                                        {"function", "step"}}}}));
-    }
-
     Channel client;
     Channel::connect(client, address, secret, "client");
-    // Wait until the hub has every session, then measure `list` round trips in-process...
-    std::vector<double> list_ms;
-    for (int round = 0; round < 200; ++round) {
-        const auto start = Clock::now();
-        client.send(make("list", {{"id", round}}));
-        const auto listing = expect(client, "listing");
-        if (listing["sessions"].size() < static_cast<std::size_t>(sessions)) {
-            --round;
-            continue;
+    std::vector<Step> steps;
+    std::int64_t request = 0;
+    std::string ls_output;
+    for (int size : sizes) {
+        Step step;
+        step.agents = size;
+        const auto connect_start = Clock::now();
+        while (static_cast<int>(agent_channels.size()) < size) {
+            const int i = static_cast<int>(agent_channels.size());
+            auto channel = std::make_unique<Channel>();
+            Channel::connect(*channel, address, secret, "agent", agent_description(i, agents));
+            if (i < sessions) {
+                channel->send(make("session_open", {{"sid", 1},
+                                                    {"info",
+                                                     {{"thread", "MainThread"},
+                                                      {"tid", 1},
+                                                      {"file", "/srv/job/train.py"},
+                                                      {"line", 42 + i % 3},
+                                                      {"function", "step"}}}}));
+            }
+            agent_channels.push_back(std::move(channel));
         }
-        list_ms.push_back(ms_since(start));
-    }
-    const long rss_loaded = rss_kib(hub);
-
-    // ...and the real `dpdb ls` command, process start and all.
-    std::vector<double> ls_ms;
-    const std::string ls_command =
-        "'" + dpdb + "' ls --json --hub unix:" + socket_path + " > /dev/null";
-    ::setenv("DPDB_TOKEN", secret.c_str(), 1);
-    for (int round = 0; round < 20; ++round) {
-        const auto start = Clock::now();
-        if (std::system(ls_command.c_str()) != 0) throw std::runtime_error("dpdb ls failed");
-        ls_ms.push_back(ms_since(start));
+        step.connect_ms = ms_since(connect_start);
+        step.connected = size - (steps.empty() ? 0 : steps.back().agents);
+        // Agents and the client reach the hub on different connections: wait until it has
+        // every agent and session.
+        const auto deadline = Clock::now() + std::chrono::milliseconds(kAnswerMs);
+        for (;;) {
+            const auto summary = summarize(client, ++request);
+            if (summary.num("processes") == size &&
+                summary.num("sessions") == std::min(size, sessions)) {
+                break;
+            }
+            if (Clock::now() > deadline) throw std::runtime_error("the hub never had them all");
+            ::usleep(10000);
+        }
+        step.rss_kib = rss_kib(hub.pid());
+        std::vector<double> summarize_ms, list_ms;
+        for (int round = 0; round < 50; ++round) {
+            const auto start = Clock::now();
+            summarize(client, ++request);
+            summarize_ms.push_back(ms_since(start));
+        }
+        for (int round = 0; round < 10; ++round) {
+            const auto start = Clock::now();
+            const auto listing = list(client, ++request);
+            list_ms.push_back(ms_since(start));
+            if (listing.processes != static_cast<std::size_t>(size)) {
+                throw std::runtime_error("a listing held " + std::to_string(listing.processes) +
+                                         " of " + std::to_string(size) + " processes");
+            }
+            step.list_pages = listing.pages;
+        }
+        step.summarize_ms = median(summarize_ms);
+        step.list_ms = median(list_ms);
+        std::string json;
+        std::tie(step.ls_median, step.ls_p99) =
+            time_command(dpdb, socket_path, {"ls"}, 20, ls_output, errors);
+        std::tie(step.json_median, step.json_p99) =
+            time_command(dpdb, socket_path, {"ls", "--json"}, 5, json, errors);
+        if (json.find("\"processes\"") == std::string::npos) {
+            throw std::runtime_error("dpdb ls --json printed no listing");
+        }
+        steps.push_back(step);
+        std::fprintf(stderr, "hub_scale: %d agents measured\n", size);
     }
 
     // Console round trip: the client's line reaches the agent through the hub, the agent's
     // output comes back the same way.
-    client.send(make("attach", {{"sid", 1}, {"cols", 80}}));
-    expect(client, "attached");
-    Channel& paused = *agent_channels[0];
-    expect(paused, "attach");
     std::vector<double> round_trip_ms;
-    for (int round = 0; round < 2000; ++round) {
-        const auto start = Clock::now();
-        client.send(make("input", {{"sid", 1}, {"line", "p x"}}));
-        const auto input = expect(paused, "input");
-        paused.send(make("output", {{"sid", 1}, {"text", input.str("line") + " = 42\n"}}));
-        expect(client, "output");
-        round_trip_ms.push_back(ms_since(start));
+    if (sessions > 0) {
+        client.send(make("attach", {{"sid", 1}, {"cols", 80}}));
+        expect(client, "attached");
+        Channel& paused = *agent_channels[0];
+        expect(paused, "attach");
+        for (int round = 0; round < 2000; ++round) {
+            const auto start = Clock::now();
+            client.send(make("input", {{"sid", 1}, {"line", "p x"}}));
+            const auto input = expect(paused, "input");
+            paused.send(make("output", {{"sid", 1}, {"text", input.str("line") + " = 42\n"}}));
+            expect(client, "output");
+            round_trip_ms.push_back(ms_since(start));
+        }
     }
 
     // Breakpoint hit to notification: an agent opens a session, a subscriber hears of it.
@@ -195,26 +298,74 @@ int main(int argc, char** argv) {
         hitting.send(make("session_close", {{"sid", 1000 + round}, {"reason", "continued"}}));
     }
 
-    std::printf("## hub_scale: %d agents, %d paused sessions, one hub\n\n", agents, sessions);
-    std::printf("| measure | value | target |\n|---|---|---|\n");
-    std::printf("| hub RSS idle | %.1f MiB | |\n", rss_idle / 1024.0);
-    std::printf("| hub RSS with %d agents + %d sessions | %.1f MiB | |\n", agents, sessions,
-                rss_loaded / 1024.0);
-    std::printf("| hub memory per agent | %.1f KiB | |\n",
-                static_cast<double>(rss_loaded - rss_idle) / agents);
-    std::printf("| connect + authenticate %d agents | %.0f ms (%.2f ms each) | |\n", agents,
-                connect_ms, connect_ms / agents);
-    std::printf("| `list` round trip (in-process client), median / p99 | %.2f / %.2f ms | |\n",
-                median(list_ms), percentile(list_ms, 0.99));
-    std::printf("| `dpdb ls --json` command, median / p99 | %.1f / %.1f ms | < 100 ms |\n",
-                median(ls_ms), percentile(ls_ms, 0.99));
-    std::printf("| console round trip through the hub, median / p99 | %.3f / %.3f ms | < 2 ms |\n",
-                median(round_trip_ms), percentile(round_trip_ms, 0.99));
-    std::printf("| breakpoint hit to notification, median / p99 | %.3f / %.3f ms | |\n",
-                median(notify_ms), percentile(notify_ms, 0.99));
+    // The job ends: every agent hangs up at once, and the hub records how each ended. Timed
+    // until a listing is empty.
+    const auto leave_start = Clock::now();
+    agent_channels.clear();
+    const auto leave_deadline = leave_start + std::chrono::seconds(120);
+    while (summarize(client, ++request).num("processes") > 0) {
+        if (Clock::now() > leave_deadline) {
+            throw std::runtime_error("the hub still had processes 120 s after they all left");
+        }
+        ::usleep(10000);
+    }
+    const double leave_ms = ms_since(leave_start);
 
-    ::kill(hub, SIGTERM);
-    ::waitpid(hub, nullptr, 0);
-    std::system(("rm -rf '" + dir + "'").c_str());
+    std::printf("## hub_scale: up to %d agents, %d paused sessions, one hub\n\n", agents, sessions);
+    std::printf("hub RSS idle: %.1f MiB\n\n", rss_idle / 1024.0);
+    std::printf(
+        "| agents | connect | hub RSS | per agent | `summarize` | `list` (pages) | `dpdb ls` "
+        "median / p99 | `dpdb ls --json` median / p99 |\n|---|---|---|---|---|---|---|---|\n");
+    for (const auto& s : steps) {
+        std::printf(
+            "| %d | %.2f ms each | %.1f MiB | %.1f KiB | %.2f ms | %.1f ms (%d) | %.1f / %.1f ms "
+            "| %.1f / %.1f ms |\n",
+            s.agents, s.connect_ms / std::max(1, s.connected), s.rss_kib / 1024.0,
+            static_cast<double>(s.rss_kib - rss_idle) / s.agents, s.summarize_ms, s.list_ms,
+            s.list_pages, s.ls_median, s.ls_p99, s.json_median, s.json_p99);
+    }
+    std::printf("\nTarget: `dpdb ls` under 100 ms at 10,000 agents.\n\n");
+    if (!round_trip_ms.empty()) {
+        std::printf("console round trip through the hub, median / p99: %.3f / %.3f ms (< 2 ms)\n",
+                    median(round_trip_ms), percentile(round_trip_ms, 0.99));
+    }
+    std::printf("breakpoint hit to notification, median / p99: %.3f / %.3f ms\n", median(notify_ms),
+                percentile(notify_ms, 0.99));
+    std::printf("%d agents hang up at once: the hub has recorded every exit after %.0f ms\n\n",
+                agents, leave_ms);
+    std::printf("`dpdb ls` at %d agents:\n\n```\n%s```\n", agents, ls_output.c_str());
+    hub.stop();
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s DPDB_EXECUTABLE [AGENTS=10000] [SESSIONS=100]\n", argv[0]);
+        return 2;
+    }
+    const std::string dpdb = argv[1];
+    const int agents = std::max(1, argc > 2 ? std::atoi(argv[2]) : 10000);
+    const int sessions = std::max(0, std::min(agents, argc > 3 ? std::atoi(argv[3]) : 100));
+    // Before any thread: every thread inherits the mask, and only the signal thread takes them.
+    const sigset_t stop = hub_scale::stop_signals();
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    raise_file_limit();
+
+    char dir_template[] = "/tmp/dpdb-hub-scale.XXXXXX";
+    if (::mkdtemp(dir_template) == nullptr) {
+        std::perror("hub_scale: mkdtemp");
+        return 1;
+    }
+    const std::string dir = dir_template;
+    hub_scale::HubProcess hub(dpdb, dir);
+    hub_scale::stop_on_signal(hub);
+    try {
+        return bench(hub, dpdb, dir, agents, sessions);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "hub_scale: %s\nthe hub's log ends with:\n%s", error.what(),
+                     hub.log_tail().c_str());
+        return 1;
+    }
 }

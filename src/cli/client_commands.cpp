@@ -4,49 +4,89 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/job_summary.hpp"
 #include "common/runtime_dir.hpp"
 
 namespace dpdb::cli {
 namespace {
 
 constexpr int kListTimeoutMs = 5000;
+// Above this many processes (or paused sessions), `dpdb ls` shows the summary rather than a line
+// for each: a screenful. `--all` and `--json` list everything whatever the size.
+constexpr std::int64_t kSummaryAbove = 50;
 
 }  // namespace
 
-int ls_command(const std::string& hub, bool json) {
+int ls_command(const std::string& hub, const LsOptions& options) {
     const auto targets = locate_hubs(hub);
-    wire::Json processes = wire::Json::array();
-    wire::Json sessions = wire::Json::array();
+    // Everything, as asked; else first the summaries, then everything only for a small job (one
+    // connection per hub either way).
+    const bool whole = options.json || options.all;
+    std::vector<HubSummary> summaries;
+    std::vector<std::unique_ptr<wire::Channel>> channels;
+    std::vector<const HubTarget*> answered;
+    std::int64_t processes = 0, sessions = 0;
     int failures = 0;
     for (const auto& target : targets) {
         try {
-            const auto listing = list_hub(target, kListTimeoutMs);
-            for (auto p : listing["processes"]) {
-                p["hub"] = target.address.to_string();
-                processes.push_back(std::move(p));
+            auto channel = std::make_unique<wire::Channel>();
+            connect_client(*channel, target);
+            if (!whole) {
+                const auto summary = ask_on(*channel, target, "summarize", wire::Json::object(),
+                                            "summary", kListTimeoutMs);
+                if (summary.type == "error") throw std::runtime_error(summary.str("message"));
+                processes += summary.num("processes");
+                sessions += summary.num("sessions");
+                summaries.push_back({target.address.to_string(), summary.body});
             }
-            for (auto s : listing["sessions"]) {
-                s["hub"] = target.address.to_string();
-                sessions.push_back(std::move(s));
-            }
+            channels.push_back(std::move(channel));
+            answered.push_back(&target);
         } catch (const std::exception& error) {
             std::fprintf(stderr, "dpdb: %s\n", error.what());
             ++failures;
         }
     }
     if (failures == static_cast<int>(targets.size())) return 1;
-    if (json) {
-        std::cout << wire::Json{{"processes", processes}, {"sessions", sessions}}.dump(2) << "\n";
+    if (!whole && (processes > kSummaryAbove || sessions > kSummaryAbove)) {
+        std::cout << job_summary(summaries);
+        return 0;
+    }
+    wire::Json all_processes = wire::Json::array();
+    wire::Json all_sessions = wire::Json::array();
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+        const auto& target = *answered[i];
+        try {
+            auto listing = list_hub(*channels[i], target, kListTimeoutMs, 2);
+            for (auto& p : listing["processes"]) {
+                p["hub"] = target.address.to_string();
+                all_processes.push_back(std::move(p));
+            }
+            for (auto& s : listing["sessions"]) {
+                s["hub"] = target.address.to_string();
+                all_sessions.push_back(std::move(s));
+            }
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "dpdb: %s\n", error.what());
+            if (++failures == static_cast<int>(targets.size())) return 1;
+        }
+    }
+    if (options.json) {
+        wire::Json out = wire::Json::object();
+        out["processes"] = std::move(all_processes);
+        out["sessions"] = std::move(all_sessions);
+        std::cout << out.dump(2) << "\n";
     } else {
-        std::cout << processes.size() << " process(es), " << sessions.size()
+        std::cout << all_processes.size() << " process(es), " << all_sessions.size()
                   << " paused session(s)\n\n";
-        if (!sessions.empty()) std::cout << sessions_table(sessions) << "\n";
-        std::cout << processes_table(processes);
+        if (!all_sessions.empty()) std::cout << sessions_table(all_sessions) << "\n";
+        std::cout << processes_table(all_processes);
     }
     return 0;
 }
@@ -76,8 +116,8 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         }
         for (const auto& target : targets) {
             try {
-                const auto listing =
-                    list_hub(target, kListTimeoutMs);  // kept: the loop reads inside it
+                const auto listing = list_hub(target, kListTimeoutMs,
+                                              /*sessions_only=*/true);  // kept: read in the loop
                 for (const auto& s : listing["sessions"]) {
                     if (wanted == 0 || s.value("sid", 0LL) == wanted)
                         found.emplace_back(&target, s);

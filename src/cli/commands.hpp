@@ -37,7 +37,13 @@ struct AttachProcessOptions {
 };
 
 int attach_process_command(const std::string& hub, const AttachProcessOptions& options);
-int ls_command(const std::string& hub, bool json);
+
+struct LsOptions {
+    bool json = false;  // everything, machine-readable
+    bool all = false;   // every process and session, however many
+};
+
+int ls_command(const std::string& hub, const LsOptions& options);
 
 struct BreakOptions {
     std::vector<std::string> args;  // FILE:LINE [if EXPR...] | FUNCTION | [ID] with --clear

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "cli/describe.hpp"
 
@@ -20,6 +21,11 @@ namespace {
 
 constexpr int kTickMs = 200;
 constexpr auto kCompletionTimeout = std::chrono::seconds(3);
+// Pause notices: at most this many per window, then one line that counts the others.
+constexpr int kAnnouncedPerWindow = 5;
+constexpr auto kAnnounceWindow = std::chrono::seconds(1);
+// `sessions` lists them all up to this many; beyond, where they are and the first of them.
+constexpr std::size_t kSessionsShown = 20;
 
 std::atomic<bool> g_terminal_resized{false};
 std::atomic<bool> g_interrupted{false};
@@ -147,14 +153,16 @@ bool Console::finished() const {
 
 int Console::run() {
     channel_.send(wire::make("subscribe"));
-    channel_.send(wire::make("list", {{"id", 1}}));
+    // Only the sessions: a job of 10,000 processes would send every process's description. They
+    // may come in pages (hub/pages.hpp), every one but the last marked "more".
+    channel_.send(wire::make("list", {{"id", 1}, {"sessions_only", true}}));
     bool listed = false;
     while (!listed && !done_) {
         auto message = channel_.receive(-1);
         if (!message) continue;
         if (message->type == "listing") {
             for (const auto& s : (*message)["sessions"]) on_event("session_open", s);
-            listed = true;
+            listed = !message->has("more");
         } else {
             handle(*message);
         }
@@ -237,8 +245,43 @@ void Console::drop_typed_for_ended_session() {
     dropped_partial_line_ = false;
 }
 
+// A job of thousands of processes that reach a breakpoint together would print a line for each:
+// a few lines a second, then one that counts the rest (`sessions` lists them).
+void Console::announce_pause(std::int64_t sid, const wire::Json& session) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - announce_window_ >= kAnnounceWindow) {
+        flush_announcements();
+        announce_window_ = now;
+        announced_ = 0;
+    }
+    if (announced_ < kAnnouncedPerWindow) {
+        ++announced_;
+        say("session " + std::to_string(sid) + " paused: " + process_label(session) + " at " +
+            location(session) + " (" + std::to_string(waiting_.size()) +
+            " waiting; `sessions` lists them, `switch " + std::to_string(sid) + "` goes there)");
+        return;
+    }
+    ++unannounced_;
+}
+
+void Console::flush_due_announcements() {
+    if (unannounced_ > 0 &&
+        std::chrono::steady_clock::now() - announce_window_ >= kAnnounceWindow) {
+        flush_announcements();
+        announced_ = 0;
+    }
+}
+
+void Console::flush_announcements() {
+    if (unannounced_ == 0) return;
+    say(std::to_string(unannounced_) + " more session(s) paused (" +
+        std::to_string(waiting_.size()) + " waiting; `sessions` lists them)");
+    unannounced_ = 0;
+}
+
 bool Console::pump(int timeout_ms) {
     check_interrupt();
+    flush_due_announcements();
     try {
         auto message = channel_.receive(timeout_ms);
         while (message) {
@@ -275,6 +318,7 @@ std::optional<unsigned char> Console::next_byte() {
         }
         pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}};
         const int ready = ::poll(fds, 2, kTickMs);
+        flush_due_announcements();
         if (ready < 0) {  // EINTR: SIGWINCH or SIGINT
             check_interrupt();
             continue;
@@ -380,10 +424,7 @@ void Console::on_event(const std::string& kind, const wire::Json& data) {
         if (data.value("attached", false)) return;
         waiting_.push_back(sid);
         if (attached_ != 0 || attach_requested_ != 0 || !interactive_) {
-            say("session " + std::to_string(sid) + " paused: " + process_label(data) + " at " +
-                location(data) + " (" + std::to_string(waiting_.size()) +
-                " waiting; `sessions` lists them, `switch " + std::to_string(sid) +
-                "` goes there)");
+            announce_pause(sid, data);
             return;
         }
         if (options_.follow == Follow::Next || options_.follow == Follow::Run) attach(sid);
@@ -438,10 +479,8 @@ void Console::user_line(const std::string& line) {
         channel_.send(wire::make("detach", {{"sid", attached_}}));
         return;
     }
-    if (command == "sessions") {
-        wire::Json all = wire::Json::array();
-        for (const auto& [sid, session] : sessions_) all.push_back(session);
-        std::fputs(sessions_table(all).c_str(), stdout);
+    if (command == "sessions" || command == "sessions all") {
+        std::fputs(sessions_text(command == "sessions all").c_str(), stdout);
         prompt_ = last_prompt_;
         return;
     }
@@ -461,6 +500,33 @@ void Console::user_line(const std::string& line) {
     }
     channel_.send(wire::make("input", {{"sid", attached_}, {"line", line}}));
     line_sent_ = true;
+}
+
+// Every open session while they fit a screen; beyond, where they are paused and the first
+// of them (`sessions all` lists every one).
+std::string Console::sessions_text(bool all) const {
+    wire::Json shown = wire::Json::array();
+    std::map<std::string, std::size_t> places;
+    for (const auto& [sid, session] : sessions_) {
+        if (all || sessions_.size() <= kSessionsShown || shown.size() < kSessionsShown) {
+            shown.push_back(session);
+        }
+        ++places[location(session)];
+    }
+    if (all || sessions_.size() <= kSessionsShown) return sessions_table(shown);
+    std::vector<std::pair<std::size_t, std::string>> crowded;
+    for (const auto& [place, count] : places) crowded.emplace_back(count, place);
+    std::stable_sort(crowded.begin(), crowded.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::vector<std::string>> rows = {{"PAUSED AT", "SESSIONS"}};
+    for (std::size_t i = 0; i < crowded.size() && i < kSessionsShown; ++i) {
+        rows.push_back({crowded[i].second, std::to_string(crowded[i].first)});
+    }
+    std::string text = std::to_string(sessions_.size()) + " sessions\n\n" + table(rows);
+    if (crowded.size() > kSessionsShown) {
+        text += "… and " + std::to_string(crowded.size() - kSessionsShown) + " more places\n";
+    }
+    return text + "\n" + sessions_table(shown) + "… `sessions all` lists every one\n";
 }
 
 std::vector<std::string> Console::complete(const std::string& text, const std::string& line,

@@ -3,6 +3,7 @@
 // the moment another process stops.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -55,6 +56,10 @@ class Console {
     std::vector<std::string> complete(const std::string& text, const std::string& line, int begidx,
                                       int endidx);
     void say(const std::string& text);
+    void announce_pause(std::int64_t sid, const wire::Json& session);
+    void flush_announcements();
+    void flush_due_announcements();
+    std::string sessions_text(bool all) const;
     std::string prompt_label() const;
     bool finished() const;
     bool is_mine(const wire::Json& session) const;
@@ -86,6 +91,9 @@ class Console {
     std::optional<wire::Json> completion_answer_;
     std::string stdin_line_;  // non-terminal input, read a line at a time
     bool stdin_closed_ = false;
+    std::chrono::steady_clock::time_point announce_window_{};
+    int announced_ = 0;    // pause notices in the current window
+    int unannounced_ = 0;  // pauses since, told in one line at the window's end
 };
 
 }  // namespace dpdb::cli

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 #include "common/runtime_dir.hpp"
@@ -73,25 +74,63 @@ void connect_client(wire::Channel& channel, const HubTarget& target) {
     wire::Channel::connect(channel, target.address, target.secret, "client");
 }
 
-wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
-                      std::string_view answer, int timeout_ms) {
-    wire::Channel channel;
-    connect_client(channel, target);
-    fields["id"] = 1;
+bool gather_page(wire::Json& whole, wire::Json page) {
+    const auto more = page.find("more");
+    const bool last = more == page.end() || !more->is_boolean() || !more->get<bool>();
+    for (auto& item : page.items()) {
+        if (item.key() == "more") continue;
+        auto it = whole.find(item.key());
+        if (it == whole.end()) {
+            whole[item.key()] = std::move(item.value());
+        } else if (it->is_array() && item.value().is_array()) {
+            for (auto& element : item.value()) it->push_back(std::move(element));
+        } else if (it->is_object() && item.value().is_object()) {
+            gather_page(*it, std::move(item.value()));
+        }
+    }
+    whole.erase("more");
+    return last;
+}
+
+wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::string_view type,
+                     wire::Json fields, std::string_view answer, int timeout_ms, std::int64_t id) {
+    fields["id"] = id;
     channel.send(wire::make(type, std::move(fields)));
+    std::optional<wire::Message> whole;
     for (;;) {
         auto reply = channel.receive(timeout_ms);
         if (!reply) {
             throw std::runtime_error("hub at " + target.address.to_string() + " did not answer");
         }
-        if (reply->type == answer || reply->type == "error") return *reply;
+        if (reply->type == "error") return *reply;
+        if (reply->type != answer || !reply->has("id") || reply->num("id") != id) continue;
+        if (!whole) {
+            whole = wire::Message{reply->type, wire::Json::object()};
+        }
+        if (gather_page(whole->body, std::move(reply->body))) return std::move(*whole);
     }
 }
 
-wire::Json list_hub(const HubTarget& target, int timeout_ms) {
-    auto listing = ask_hub(target, "list", wire::Json::object(), "listing", timeout_ms);
+wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
+                      std::string_view answer, int timeout_ms) {
+    wire::Channel channel;
+    connect_client(channel, target);
+    return ask_on(channel, target, type, std::move(fields), answer, timeout_ms);
+}
+
+wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
+                    std::int64_t id, bool sessions_only) {
+    wire::Json fields = wire::Json::object();
+    if (sessions_only) fields["sessions_only"] = true;
+    auto listing = ask_on(channel, target, "list", std::move(fields), "listing", timeout_ms, id);
     if (listing.type == "error") throw std::runtime_error(listing.str("message"));
     return std::move(listing.body);
+}
+
+wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
+    wire::Channel channel;
+    connect_client(channel, target);
+    return list_hub(channel, target, timeout_ms, 1, sessions_only);
 }
 
 }  // namespace dpdb::cli

@@ -25,12 +25,26 @@ std::string secret_for(const HubAddress& address);
 // Connects as a client; throws std::runtime_error with a one-line reason.
 void connect_client(wire::Channel& channel, const HubTarget& target);
 
-// One question on a fresh connection: sends `type` with `fields` (and an id) and returns the
-// hub's first answer of type `answer`, or its "error"; throws if neither comes in timeout_ms.
+// An answer in pages (several messages of one type and id, every one but the last marked "more";
+// see hub/pages.hpp): adds `page` to `whole` (arrays appended, objects merged, anything else
+// taken from the first page) and returns true once `page` was the last.
+bool gather_page(wire::Json& whole, wire::Json page);
+
+// One question on a connection: sends `type` with `fields` and `id`, and returns the hub's answer
+// of type `answer` for that id, all its pages gathered, or its "error"; throws if neither comes
+// in timeout_ms (between two messages).
+wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::string_view type,
+                     wire::Json fields, std::string_view answer, int timeout_ms,
+                     std::int64_t id = 1);
+
+// The same question on a fresh connection.
 wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
                       std::string_view answer, int timeout_ms);
 
-// The hub's listing (processes, sessions, exited); throws on an error or no answer.
-wire::Json list_hub(const HubTarget& target, int timeout_ms);
+// The hub's whole listing (processes, sessions, exited), or only its sessions; throws on an
+// error or no answer.
+wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only = false);
+wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
+                    std::int64_t id = 1, bool sessions_only = false);
 
 }  // namespace dpdb::cli

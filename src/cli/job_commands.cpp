@@ -13,11 +13,14 @@
 #include "cli/commands.hpp"
 #include "cli/describe.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/stack_groups.hpp"
 
 namespace dpdb::cli {
 namespace {
 
 constexpr int kAnswerTimeoutMs = 10000;
+// Above this many processes, `dpdb stacks` of the whole job groups identical stacks.
+constexpr std::size_t kGroupStacksAbove = 50;
 
 // One hub, for orders: with several running, the user must say which.
 HubTarget single_hub(const std::string& hub) {
@@ -241,6 +244,11 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
     }
     if (json) {
         std::cout << processes.dump(2) << "\n";
+        return 0;
+    }
+    // A whole large job: the processes that stand in the same places, once (stack_groups).
+    if (pids.empty() && processes.size() > kGroupStacksAbove) {
+        std::cout << grouped_stacks(processes);
         return 0;
     }
     // A pid asked of several hubs is unknown to all but one: report it once, as unknown, only if

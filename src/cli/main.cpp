@@ -85,9 +85,11 @@ int main(int argc, char** argv) {
     hub_cmd->add_flag("--stop", hub_options.stop,
                       "stop the hub on --socket (default: the local one dpdb attach starts)");
 
-    bool json = false;
-    auto* ls_cmd = app.add_subcommand("ls", "list processes and paused sessions");
-    ls_cmd->add_flag("--json", json, "machine-readable output");
+    dpdb::cli::LsOptions ls_options;
+    auto* ls_cmd = app.add_subcommand(
+        "ls", "list processes and paused sessions (a summary when there are more than 50)");
+    ls_cmd->add_flag("-a,--all", ls_options.all, "every process and session, however many");
+    ls_cmd->add_flag("--json", ls_options.json, "machine-readable output: everything");
 
     std::string session;
     bool next = false;
@@ -157,7 +159,7 @@ int main(int argc, char** argv) {
             return dpdb::cli::run_command(run);
         }
         if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
-        if (*ls_cmd) return dpdb::cli::ls_command(hub, json);
+        if (*ls_cmd) return dpdb::cli::ls_command(hub, ls_options);
         if (*attach_cmd && attach_process.pid != 0) {
             if (pause_after || no_pause) attach_process.pause = pause_after;
             return dpdb::cli::attach_process_command(hub, attach_process);

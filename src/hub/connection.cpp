@@ -58,18 +58,27 @@ void Connection::read_more() {
 
 void Connection::send(const wire::Message& message) {
     if (closed_) return;
+    send_encoded(wire::encode(message), message.type);
+}
+
+void Connection::send_encoded(std::string payload, const std::string& type) {
+    if (closed_) return;
     std::string bytes;
     try {
-        bytes = wire::frame(message);
+        bytes = wire::encode_frame(payload);
     } catch (const wire::ProtocolError& error) {
-        // What the hub assembles (a listing, a session with its process's details) can outgrow a
-        // frame although every message it came from fitted. Tell the peer instead of letting the
+        // What the hub assembles (a session with its process's details) can outgrow a frame
+        // although every message it came from fitted. Tell the peer instead of letting the
         // exception escape into whatever handler triggered the send (from a close handler it
         // would leave the io_context, ending the hub).
         bytes = wire::frame(wire::make(
-            "error", {{"message", "a " + message.type + " message was too large to send (" +
-                                      error.what() + ")"}}));
+            "error",
+            {{"message", "a " + type + " message was too large to send (" + error.what() + ")"}}));
     }
+    enqueue(std::move(bytes));
+}
+
+void Connection::enqueue(std::string bytes) {
     queued_bytes_ += bytes.size();
     if (queued_bytes_ > kMaxQueuedBytes) {
         close("does not read what it is sent");

@@ -26,6 +26,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // once when the connection ends, with the reason.
     void start(Handler on_message, Closer on_close);
     void send(const wire::Message& message);
+    // A message already encoded (hub/pages.hpp), `type` naming it in a failure.
+    void send_encoded(std::string payload, const std::string& type);
     // Ends the connection once what is queued is written (at most 2 s) and reports `reason`.
     void close(const std::string& reason);
 
@@ -38,6 +40,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   private:
     void read_more();
+    void enqueue(std::string bytes);
     void write_next();
     void finish();
 

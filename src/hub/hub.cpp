@@ -14,8 +14,10 @@
 #include "common/printable.hpp"
 #include "hub/admission.hpp"
 #include "hub/connection.hpp"
+#include "hub/pages.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
+#include "hub/summary.hpp"
 #include "wire/auth.hpp"
 #include "wire/tls.hpp"
 
@@ -339,11 +341,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void from_client(const ConnectionPtr& client, const Message& message) {
         const auto& type = message.type;
-        if (type == "list") {
-            client->send(make("listing", {{"id", message.num("id")},
-                                          {"processes", registry_.processes_json()},
-                                          {"sessions", registry_.sessions_json()},
-                                          {"exited", store_.exits(kListedExits)}}));
+        if (type == "list") return send_listing(client, message);
+        if (type == "summarize") {
+            Json body = summarize(registry_);
+            body["id"] = message.num("id");
+            client->send(make("summary", std::move(body)));
             return;
         }
         if (type == "subscribe") {
@@ -382,6 +384,40 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             body.erase("t");
             body["sid"] = session->agent_sid;
             agent->send(make(type, std::move(body)));
+        }
+    }
+
+    // The whole listing, as pages: 10,000 processes outgrow a frame. Built at once, so that the
+    // pages together are one moment's registry; each description encoded once (hub/pages.hpp).
+    void send_listing(const ConnectionPtr& client, const Message& message) {
+        const bool sessions_only =
+            message.has("sessions_only") && message["sessions_only"].get<bool>();
+        EncodedArrays arrays(1, {"processes", {}});
+        if (!sessions_only) {
+            auto& processes = arrays.back().second;
+            processes.reserve(registry_.processes().size());
+            for (const auto& [connection, process] : registry_.processes()) {
+                std::string text = registry_.encoded(process);
+                if (text.size() > kMaxItemBytes) {
+                    text = encode_item(registry_.describe(process), shrink_description);
+                }
+                processes.push_back(std::move(text));
+            }
+        }
+        arrays.push_back({"sessions", {}});
+        for (const auto& [id, session] : registry_.sessions()) {
+            arrays.back().second.push_back(
+                encode_item(registry_.describe(session), shrink_description));
+        }
+        if (!sessions_only) {
+            arrays.push_back({"exited", {}});
+            for (const auto& record : store_.exits(kListedExits)) {
+                arrays.back().second.push_back(encode_item(record, shrink_description));
+            }
+        }
+        const std::string head = "\"t\":\"listing\",\"id\":" + std::to_string(message.num("id"));
+        for (auto& page : encode_pages(head, arrays)) {
+            client->send_encoded(std::move(page), "listing");
         }
     }
 
@@ -570,10 +606,16 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 request.processes.push_back(std::move(entry));
             }
             if (auto client = connection(request.client)) {
-                client->send(make("result", {{"id", request.client_request},
-                                             {"ok", true},
-                                             {"message", ""},
-                                             {"data", {{"processes", request.processes}}}}));
+                // The stacks of a whole job outgrow a frame: pages (hub/pages.hpp).
+                auto pages = paginate({{"processes", std::move(request.processes)}}, shrink_stacks);
+                for (std::size_t i = 0; i < pages.size(); ++i) {
+                    Json page = {{"id", request.client_request},
+                                 {"ok", true},
+                                 {"message", ""},
+                                 {"data", std::move(pages[i])}};
+                    if (i + 1 < pages.size()) page["more"] = true;
+                    client->send(make("result", std::move(page)));
+                }
             }
             it = stacks_requests_.erase(it);
         }
@@ -640,10 +682,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                            subscribers_.end());
         if (peer->role == Role::Agent) {
-            std::vector<std::int64_t> orphaned;
-            for (const auto& [id, session] : registry_.sessions()) {
-                if (session.agent == peer->id()) orphaned.push_back(id);
-            }
+            const auto orphaned = registry_.sessions_of(peer->id());
             auto gone = registry_.remove_process(peer->id());
             const auto pid = gone ? gone->info.value("pid", Json()) : Json();
             for (auto id : orphaned) {

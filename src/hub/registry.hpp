@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "wire/message.hpp"
 
@@ -17,6 +19,11 @@ struct Process {
     wire::Json breakpoint_notes = wire::Json::array();      // [{id, note}]: ambiguous specs, ...
     bool breakpoints_reported = false;  // its status answers the hub's latest list
     wire::Json ending;  // what the agent said as it ended: {"status"} or {"signal", "stacks"}
+    // The host and the tags (by name) as text, kept beside the JSON: the summary reads them for
+    // every process, and a JSON tree is a dozen allocations scattered over the heap, which made
+    // summing up 10,000 processes memory-bound (hub/summary.cpp).
+    std::string host;
+    std::vector<std::pair<std::string, std::string>> tags;
 };
 
 struct Session {
@@ -34,7 +41,8 @@ class Registry {
     std::optional<Process> remove_process(std::uint64_t connection);
     const Process* process(std::uint64_t connection) const;
     Process* process(std::uint64_t connection);
-    // The connection of the live process with this pid, or 0.
+    // The connection of the live process with this pid (the first to connect, should two hosts
+    // share a pid), or 0.
     std::uint64_t connection_of_pid(std::int64_t pid) const;
     const std::map<std::uint64_t, Process>& processes() const { return processes_; }
     std::map<std::uint64_t, Process>& processes() { return processes_; }
@@ -43,18 +51,28 @@ class Registry {
     Session* session(std::int64_t id);
     Session* session_of_agent(std::uint64_t agent, std::int64_t agent_sid);
     void close_session(std::int64_t id);
+    // The hub's ids of the sessions that live in this agent's process, in order.
+    std::vector<std::int64_t> sessions_of(std::uint64_t agent) const;
+    std::size_t session_count(std::uint64_t agent) const;
 
     // The JSON that clients see for a session or process.
     wire::Json describe(const Session& session) const;
     wire::Json describe(const Process& process) const;
-    wire::Json processes_json() const;
-    wire::Json sessions_json() const;
+    // describe(process) as JSON text, without copying the process's description first (a
+    // listing of 10,000 processes is built while the hub answers nobody else).
+    std::string encoded(const Process& process) const;
 
     const std::map<std::int64_t, Session>& sessions() const { return sessions_; }
 
   private:
+    void index_pid(std::uint64_t connection, const wire::Json& info, bool add);
+
     std::map<std::uint64_t, Process> processes_;
     std::map<std::int64_t, Session> sessions_;
+    // Indexes, so that nothing done per message or per process scans the whole registry (with
+    // 10,000 processes that made listings and closes quadratic).
+    std::map<std::uint64_t, std::map<std::int64_t, std::int64_t>> by_agent_;  // agent sid -> id
+    std::map<std::int64_t, std::set<std::uint64_t>> by_pid_;                  // -> connections
     std::int64_t next_session_id_ = 1;
 };
 

@@ -73,7 +73,10 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).
         {"release", {}},
         // Client -> hub.
-        {"list", {{"id", Kind::Int}}},
+        // Answered by one or more "listing" pages; sessions_only leaves the processes out.
+        {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
+        // Answered by one "summary": the job grouped by host, tags and state (hub/summary.hpp).
+        {"summarize", {{"id", Kind::Int}}},
         {"subscribe", {}},
         // Requests answered by a "result" with the same id.
         {"break_add", {{"id", Kind::Int}, {"spec", Kind::String}, {"condition", Kind::String}}},
@@ -84,16 +87,30 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // Hub -> client.
+        // A listing or a result too large for one frame comes as pages of the same id, each the
+        // next slice of its arrays, every page but the last marked "more" (hub/pages.hpp).
         {"listing",
          {{"id", Kind::Int},
           {"processes", Kind::Array},
           {"sessions", Kind::Array},
-          {"exited", Kind::Array, false}}},
+          {"exited", Kind::Array, false},
+          {"more", Kind::Bool, false}}},
+        {"summary",
+         {{"id", Kind::Int},
+          {"processes", Kind::Int},
+          {"sessions", Kind::Int},
+          {"attached", Kind::Int},
+          {"hosts", Kind::Int},
+          {"group_count", Kind::Int},
+          {"groups", Kind::Array},
+          {"places", Kind::Array},
+          {"paused", Kind::Array}}},
         {"result",
          {{"id", Kind::Int},
           {"ok", Kind::Bool},
           {"message", Kind::String},
-          {"data", Kind::Object, false}}},
+          {"data", Kind::Object, false},
+          {"more", Kind::Bool, false}}},
         {"event", {{"kind", Kind::String}, {"data", Kind::Object}}},
         {"attached", {{"sid", Kind::Int}, {"session", Kind::Object}}},
         {"detached", {{"sid", Kind::Int}, {"reason", Kind::String}}},

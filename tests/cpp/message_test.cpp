@@ -206,3 +206,23 @@ TEST(Message, EncodeReplacesInvalidUtf8InsteadOfThrowing) {
     const Message back = decode(encoded);  // what goes on the wire is valid UTF-8
     EXPECT_EQ(back.str("text"), "ok \xef\xbf\xbd\xef\xbf\xbd(!");  // U+FFFD for each bad byte
 }
+
+TEST(Message, PagesAndSummariesAreCheckedLikeEverythingElse) {
+    // A page of a listing or a result says "more" (a boolean) until the last, which does not.
+    EXPECT_EQ(rejection(R"({"t":"listing","id":1,"processes":[],"sessions":[],"more":true})"), "");
+    EXPECT_NE(rejection(R"({"t":"listing","id":1,"processes":[],"sessions":[],"more":1})"), "");
+    EXPECT_EQ(rejection(R"({"t":"result","id":1,"ok":true,"message":"","more":true})"), "");
+    EXPECT_NE(rejection(R"({"t":"result","id":1,"ok":true,"message":"","more":"yes"})"), "");
+    EXPECT_EQ(rejection(R"({"t":"list","id":1,"sessions_only":true})"), "");
+    EXPECT_NE(rejection(R"({"t":"list","id":1,"sessions_only":"yes"})"), "");
+    EXPECT_NE(rejection(R"({"t":"list","id":1,"offset":10})"), "");
+    EXPECT_EQ(rejection(R"({"t":"summarize","id":1})"), "");
+    EXPECT_NE(rejection(R"({"t":"summarize"})"), "");
+    const std::string summary =
+        R"({"t":"summary","id":1,"processes":3,"sessions":1,"attached":0,"hosts":1,)"
+        R"("group_count":1,"groups":[{"host":"h"}],"places":[],"paused":[])";
+    EXPECT_EQ(rejection(summary + "}"), "");
+    EXPECT_NE(rejection(summary + R"(,"more":true})"), "");  // a summary is never paged
+    EXPECT_NE(rejection(R"({"t":"summary","id":1,"processes":3})").find("lacks field"),
+              std::string::npos);
+}
