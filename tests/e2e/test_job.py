@@ -329,7 +329,7 @@ def test_ps_shows_exit_statuses_as_statuses_and_keeps_its_columns(dpdb):
 def test_xdist_workers_are_listed_by_their_names(dpdb):
     pytest.importorskip("xdist")
     run = dpdb.spawn("dpdb", "run", "--python", sys.executable, "-m", "pytest", "-q", "-n", "2",
-                     "-p", "no:cacheprovider", program("xdist_suite"))
+                     "-p", "no:cacheprovider", program(os.path.join("xdist_suite", "pair.py")))
     run.expect(r"attached to session \d+: pid \d+ (gw\d)")
     run.expect(PROMPT)
     listed = dpdb.run("dpdb", "ps").stdout

@@ -1,4 +1,5 @@
-"""Two tests that stop, run by pytest-xdist in two workers."""
+"""Two tests that stop, run by pytest-xdist in two workers (named so that the suite itself does
+not collect them: test_job passes this file to pytest by name)."""
 import os
 
 
