@@ -21,6 +21,8 @@ constexpr int kListTimeoutMs = 5000;
 // Above this many processes (or paused sessions), `dpdb ls` shows the summary rather than a line
 // for each: a screenful. `--all` and `--json` list everything whatever the size.
 constexpr std::int64_t kSummaryAbove = 50;
+// `dpdb attach` with several sessions paused lists this many to choose from.
+constexpr std::size_t kSessionsToChooseFrom = 20;
 
 }  // namespace
 
@@ -138,12 +140,21 @@ int attach_command(const std::string& hub, const std::string& session, bool next
             return 2;
         }
         if (found.size() > 1) {
-            wire::Json all = wire::Json::array();
-            for (const auto& f : found) all.push_back(f.second);
-            std::fprintf(stderr, "dpdb: %s; say which:\n%s",
+            // A screenful to choose from: with thousands paused, `dpdb ls` sums them up.
+            wire::Json some = wire::Json::array();
+            for (const auto& f : found) {
+                if (some.size() == kSessionsToChooseFrom) break;
+                some.push_back(f.second);
+            }
+            std::string more;
+            if (found.size() > some.size()) {
+                more = "… and " + std::to_string(found.size() - some.size()) +
+                       " more (`dpdb ls` shows where they are paused)\n";
+            }
+            std::fprintf(stderr, "dpdb: %s; say which:\n%s%s",
                          wanted != 0 ? "that session number is on several hubs (use --hub)"
                                      : "several sessions are paused",
-                         sessions_table(all).c_str());
+                         sessions_table(some).c_str(), more.c_str());
             return 2;
         }
         chosen = found.front().first;
