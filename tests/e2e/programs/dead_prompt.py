@@ -7,15 +7,15 @@ import time
 def worker(number):
     pid = os.fork()
     if pid == 0:
-        print("worker", number, "pid", os.getpid(), flush=True)
+        print("worker %d pid %d" % (number, os.getpid()), flush=True)
         breakpoint()
-        print("worker", number, "done", flush=True)
+        print("worker %d done" % number, flush=True)
         os._exit(0)
     return pid
 
 
 _, status = os.waitpid(worker(1), 0)
-print("worker 1 ended", "killed" if os.WIFSIGNALED(status) else "exited", flush=True)
+print("worker 1 ended " + ("killed" if os.WIFSIGNALED(status) else "exited"), flush=True)
 time.sleep(1)
 os.waitpid(worker(2), 0)
 print("all done", flush=True)

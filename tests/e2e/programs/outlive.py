@@ -11,7 +11,7 @@ def on_term(number, frame):
 
 
 signal.signal(signal.SIGTERM, on_term)
-print("ready", os.getpid(), flush=True)
+print("ready %d" % os.getpid(), flush=True)
 if sys.argv[1:] == ["stop"]:
     breakpoint()
     print("program done", flush=True)

@@ -11,7 +11,7 @@ recycled = os.fork()
 if recycled == 0:
     os._exit(155)
 os.waitpid(recycled, 0)
-print("recycled", recycled, flush=True)
+print("recycled %d" % recycled, flush=True)
 worker = os.fork()
 if worker == 0:
     a_function_whose_name_is_long_enough_to_push_the_columns_out_of_line()

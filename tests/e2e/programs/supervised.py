@@ -8,12 +8,12 @@ stopping = []
 
 
 def on_term(number, frame):
-    print("handler ran for", signal.Signals(number).name, flush=True)
+    print("handler ran for " + signal.Signals(number).name, flush=True)
     stopping.append(number)
 
 
 signal.signal(signal.SIGTERM, on_term)
-print("worker pid", os.getpid(), flush=True)
+print("worker pid %d" % os.getpid(), flush=True)
 breakpoint()
 rounds = 0
 while not stopping and rounds < 600:

@@ -9,6 +9,6 @@ from jobs.b import work as work_b
 from wait_go import wait_for
 
 wait_for(sys.argv[1])
-print("tasks", asyncio.run(tasks.run(1)), flush=True)
-print("a", work_a.step(1), "b", work_b.step(2), flush=True)
+print("tasks %d" % asyncio.run(tasks.run(1)), flush=True)
+print("a %d b %d" % (work_a.step(1), work_b.step(2)), flush=True)
 print("ambiguous done", flush=True)

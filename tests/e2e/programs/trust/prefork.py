@@ -16,15 +16,15 @@ def go(name):
 go("fork1")
 first = os.fork()
 if first == 0:
-    print("worker 1:", handle(1), flush=True)
+    print("worker 1: %d" % handle(1), flush=True)
     go("again1")
-    print("worker 1 again:", handle(3), flush=True)
+    print("worker 1 again: %d" % handle(3), flush=True)
     os._exit(0)
 go("fork2")
 second = os.fork()
 if second == 0:
-    print("worker 2:", handle(2), flush=True)
+    print("worker 2: %d" % handle(2), flush=True)
     os._exit(0)
 for pid in (first, second):
     os.waitpid(pid, 0)
-print("master:", handle(4), flush=True)
+print("master: %d" % handle(4), flush=True)

@@ -1,3 +1,3 @@
 import quick
 
-print("child got", quick.compute(2), flush=True)
+print("child got %d" % quick.compute(2), flush=True)

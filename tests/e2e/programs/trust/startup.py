@@ -9,7 +9,7 @@ from wait_go import wait_for
 wait_for(sys.argv[1])
 import quick  # noqa: E402  (imported only now, on purpose)
 
-print("main got", quick.compute(1), flush=True)
+print("main got %d" % quick.compute(1), flush=True)
 subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "quick_child.py")],
                check=True)
 print("startup done", flush=True)
