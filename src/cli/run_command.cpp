@@ -20,6 +20,7 @@
 #include "cli/console.hpp"
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/local_hub.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/auth.hpp"
@@ -27,20 +28,13 @@
 namespace dpdb::cli {
 namespace {
 
-std::string directory_of_this_executable() {
-    char path[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n <= 0) return "";
-    std::string exe(path, static_cast<std::size_t>(n));
-    return exe.substr(0, exe.rfind('/'));
-}
-
 // The interpreter dpdb was installed into sits beside the dpdb executable (a venv's bin/, a
 // pyenv prefix); a program should run with it unless the user says otherwise.
 std::string choose_python(const std::string& requested) {
     if (!requested.empty()) return requested;
     if (const char* env = std::getenv("DPDB_PYTHON"); env != nullptr && *env != '\0') return env;
-    const std::string dir = directory_of_this_executable();
+    const std::string self = this_executable();
+    const std::string dir = self.substr(0, self.rfind('/'));
     for (const char* name : {"python3", "python"}) {
         std::string candidate = dir + "/" + name;
         if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
