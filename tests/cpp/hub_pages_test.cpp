@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <optional>
 #include <set>
@@ -17,13 +16,13 @@
 
 #include "common/address.hpp"
 #include "hub/hub.hpp"
+#include "running_hub.hpp"
 #include "wire/channel.hpp"
 
 namespace {
 
 using dpdb::HubAddress;
-using dpdb::hub::Hub;
-using dpdb::hub::HubOptions;
+using dpdb::hub::testing::RunningHub;
 using dpdb::wire::Channel;
 using dpdb::wire::Json;
 using dpdb::wire::make;
@@ -44,39 +43,14 @@ struct Answer {
 
 class HubPagesTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        char pattern[] = "/tmp/dpdb-pages-test.XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr) << std::strerror(errno);
-        dir_ = pattern;
-        HubOptions options;
-        options.socket_path = dir_ + "/hub.sock";
-        options.secret = kSecret;
-        hub_ = std::make_unique<Hub>(io_, std::move(options));
-        hub_->start();
-        auto done = std::make_shared<std::promise<void>>();
-        io_done_ = done->get_future();
-        io_thread_ = std::thread([this, done] {
-            io_.run();
-            done->set_value();
-        });
-    }
+    void SetUp() override { hub_ = std::make_unique<RunningHub>("dpdb-pages-test", kSecret); }
 
     void TearDown() override {
         agents_.clear();
-        if (hub_) hub_->stop();
-        if (io_thread_.joinable()) {
-            if (io_done_.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
-                ADD_FAILURE() << "the hub did not stop within 5 s";
-                io_.stop();
-            }
-            io_thread_.join();
-        }
         hub_.reset();
-        ::unlink((dir_ + "/hub.sock").c_str());
-        ::rmdir(dir_.c_str());
     }
 
-    HubAddress address() const { return HubAddress::parse(dir_ + "/hub.sock"); }
+    HubAddress address() const { return HubAddress::parse(hub_->socket_path()); }
 
     std::unique_ptr<Channel> client() {
         auto channel = std::make_unique<Channel>();
@@ -152,11 +126,7 @@ class HubPagesTest : public ::testing::Test {
         return out;
     }
 
-    asio::io_context io_;
-    std::unique_ptr<Hub> hub_;
-    std::thread io_thread_;
-    std::future<void> io_done_;
-    std::string dir_;
+    std::unique_ptr<RunningHub> hub_;
     std::vector<std::unique_ptr<Channel>> agents_;
     std::int64_t request_ = 0;
 };

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "common/address.hpp"
+#include "running_hub.hpp"
 #include "wire/auth.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -31,8 +31,8 @@
 namespace {
 
 using dpdb::HubAddress;
-using dpdb::hub::Hub;
 using dpdb::hub::HubOptions;
+using dpdb::hub::testing::RunningHub;
 using dpdb::wire::Channel;
 using dpdb::wire::Json;
 using dpdb::wire::make;
@@ -118,44 +118,18 @@ bool send_raw(int fd, const std::string& bytes) {
 class HubTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        char pattern[] = "/tmp/dpdb-hub-test.XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr) << std::strerror(errno);
-        dir_ = pattern;
-        socket_path_ = dir_ + "/hub.sock";
-        HubOptions options;
-        options.socket_path = socket_path_;
-        options.secret = kSecret;
-        options.name = "test hub";
-        options.log = [this](const std::string& line) {
-            std::lock_guard<std::mutex> lock(log_mutex_);
-            log_.push_back(line);
-        };
-        hub_ = std::make_unique<Hub>(io_, std::move(options));
-        hub_->start();
-        auto done = std::make_shared<std::promise<void>>();
-        io_done_ = done->get_future();
-        io_thread_ = std::thread([this, done] {
-            io_.run();
-            done->set_value();
+        hub_ = std::make_unique<RunningHub>("dpdb-hub-test", kSecret, [this](HubOptions& options) {
+            options.name = "test hub";
+            options.log = [this](const std::string& line) {
+                std::lock_guard<std::mutex> lock(log_mutex_);
+                log_.push_back(line);
+            };
         });
     }
 
-    void TearDown() override {
-        if (hub_) hub_->stop();
-        if (io_thread_.joinable()) {
-            // Connections get at most 2 s to flush after stop(); never wait forever regardless.
-            if (io_done_.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
-                ADD_FAILURE() << "the hub did not stop within 5 s";
-                io_.stop();
-            }
-            io_thread_.join();
-        }
-        hub_.reset();
-        ::unlink(socket_path_.c_str());
-        ::rmdir(dir_.c_str());
-    }
+    void TearDown() override { hub_.reset(); }
 
-    HubAddress address() const { return HubAddress::parse(socket_path_); }
+    HubAddress address() const { return HubAddress::parse(hub_->socket_path()); }
 
     std::unique_ptr<Channel> connect_client(const std::string& secret = kSecret) {
         auto channel = std::make_unique<Channel>();
@@ -298,12 +272,7 @@ class HubTest : public ::testing::Test {
         }
     }
 
-    asio::io_context io_;
-    std::unique_ptr<Hub> hub_;
-    std::thread io_thread_;
-    std::future<void> io_done_;
-    std::string dir_;
-    std::string socket_path_;
+    std::unique_ptr<RunningHub> hub_;
     std::mutex log_mutex_;
     std::vector<std::string> log_;
     std::vector<int> raw_fds_;
@@ -321,7 +290,7 @@ TEST_F(HubTest, WelcomesClientsAndAgentsWithItsDescription) {
     const Json hub = Channel::connect(client, address(), kSecret, "client");
     EXPECT_EQ(hub.at("name"), "test hub");
     EXPECT_EQ(hub.at("pid"), ::getpid());
-    EXPECT_EQ(hub.at("socket"), socket_path_);
+    EXPECT_EQ(hub.at("socket"), hub_->socket_path());
     auto agent = connect_agent(test_proc(1));
     EXPECT_TRUE(agent->is_open());
 }
