@@ -44,13 +44,17 @@ static int plain_path(const char* path) {
     return 1;
 }
 
+/* Written aside and renamed, as start.py does: the attach reads the reply once it exists, and
+   must never read it half written. */
 static void write_reply(const char* text) {
     char path[kRequestPathMax + 32];
+    char partial[kRequestPathMax + 32];
     snprintf(path, sizeof path, "%s/reply.json", g_request);
-    FILE* file = fopen(path, "w");
+    snprintf(partial, sizeof partial, "%s/reply.json.tmp", g_request);
+    FILE* file = fopen(partial, "w");
     if (file == NULL) return;
     fputs(text, file);
-    fclose(file);
+    if (fclose(file) == 0) rename(partial, path);
 }
 
 /* Holding the GIL. An attach that gave up meanwhile removed its request: nothing to do then. */

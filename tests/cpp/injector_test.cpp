@@ -109,7 +109,7 @@ TEST(Injector, LoadsALibraryAndItsStartReportsWhatItFinds) {
     inject_library(child.pid(), DPDB_INJECT_LIBRARY, "dpdb_inject_start", folder);
     // Not a Python process: the loader's thread says so, and the process runs on.
     const std::string reply = std::string(folder) + "/reply.json";
-    for (int i = 0; i < 200 && ::access(reply.c_str(), R_OK) != 0; ++i) {
+    for (int i = 0; i < 1000 && ::access(reply.c_str(), R_OK) != 0; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     std::ifstream in(reply);
