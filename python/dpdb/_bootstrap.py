@@ -10,6 +10,8 @@ import threading
 
 def start(sitecustomize_path):
     _chain_sitecustomize(sitecustomize_path)
+    if os.environ.get("DPDB_RUN_INTERACTIVE"):
+        _ctrl_c_pauses()  # first: the terminal's Ctrl-C may come while the link starts
     from dpdb import _process
 
     if _process.hub_configured():
@@ -24,8 +26,6 @@ def start(sitecustomize_path):
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
     report_os_exit()
-    if os.environ.get("DPDB_RUN_INTERACTIVE"):
-        _ctrl_c_pauses()
     if os.environ.get("DPDB_POST_MORTEM"):
         _install_post_mortem()
 

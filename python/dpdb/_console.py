@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from dpdb import _agent, _process, _signals
+from dpdb import _agent, _identity, _signals
 
 _FLUSH_BYTES = 16 * 1024
 _FLUSH_SECONDS = 0.05
@@ -85,7 +85,7 @@ class SessionConsole:
     # --- session life ---------------------------------------------------------------------
 
     def open(self, info):
-        _process.refresh()
+        _identity.refresh()
         if self.sid is None:
             self.sid = _agent.open_session(json.dumps(info))
             _open[self.sid] = threading.get_ident()
@@ -109,11 +109,11 @@ class SessionConsole:
     def _announce_wait(self, info):
         if _agent.connected():
             return
+        hub = os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
         sys.stderr.write(
             "dpdb: pid %d paused at %s:%s and waits for a client of the hub at %s (not connected "
             "yet); per DPDB_WAIT it waits %s\n" % (
-                os.getpid(), info.get("file"), info.get("line"), _process.hub_description(),
-                self._policy.describe()))
+                os.getpid(), info.get("file"), info.get("line"), hub, self._policy.describe()))
         sys.stderr.flush()
 
     # --- file protocol --------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console, _process
+from dpdb import _agent, _console, _debugger, _identity, _pause
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -31,22 +31,12 @@ def start():
     if _started_in == os.getpid():
         return
     _started_in = os.getpid()
-    # Imported here, by the thread that starts the process, not later by the control thread:
-    # a fork while the control thread held an import lock would leave the child's locked.
-    from dpdb import _debugger, _engine  # noqa: F401
-
     _report_faults()
     if _control is None:
         _control = _Control()
     thread = threading.Thread(target=_control.run, name="dpdb-control", daemon=True)
     thread.start()
     _agent.name_own_thread(thread.ident, "control")
-
-
-def forget_breakpoints():
-    """The process is no longer debugged: the hub's breakpoints go out of it for good."""
-    if _control is not None:
-        _control.breakpoints.stop()
 
 
 def wait_for_breakpoints():
@@ -82,16 +72,18 @@ class _Control:
         self.debugger = None
         self.breakpoints = GlobalBreakpoints(self.holder)
         self.first_list = threading.Event()
+        # `q` at any prompt, or dpdb detach -p: the hub's breakpoints go out for good.
+        _debugger.when_debugging_stops(self.breakpoints.stop)
 
     def run(self):
         while True:
             event = _agent.wait_control(_RECHECK_SECONDS)
             try:
-                if _paused:
-                    self.drop_paused()
+                if _pause.any_done():
+                    _pause.drop_done(self.debugger)
                 if event is None:
                     self.breakpoints.recheck()
-                    _process.refresh()
+                    _identity.refresh()
                     continue
                 kind, body = event
                 message = json.loads(body)
@@ -114,8 +106,6 @@ class _Control:
     def release(self):
         """dpdb detach -p: this process is no longer debugged (as after `q` at a prompt, which
         every paused thread has been sent): its breakpoints go, later ones are not armed."""
-        from dpdb import _debugger
-
         _debugger.stop_debugging()
         if self.debugger is not None:
             self.debugger.clear_all_breaks()
@@ -124,84 +114,14 @@ class _Control:
         """The debugger that owns the global breakpoints: attached to the engine from this
         thread, in continue state, so that a hit in any thread gets a session of its own."""
         if self.debugger is None:
-            from dpdb._debugger import Debugger
-
-            self.debugger = Debugger()
+            self.debugger = _debugger.Debugger()
             if not self.debugger.engine_serve_breakpoints():
                 sys.stderr.write("dpdb: global breakpoints need the native engine "
                                  "(DPDB_ENGINE=bdb watches no other thread)\n")
         return self.debugger
 
     def pause(self, all_threads):
-        """Stop the main thread (or every thread) at its next Python line: breakpoints on every
-        line of the frames on each one's stack (the one running may end without another line, by
-        a return or an exception), good for that thread only, once, and dropped once it stops.
-        The engine arms just those lines, so nothing else slows down."""
-        debugger = self.holder()
-        frames = sys._current_frames()
-        me = threading.get_ident()
-        # dpdb's own threads run on (among them the one that keeps supervisors content).
-        threads = [t for t in threading.enumerate() if not t.name.startswith("dpdb-")]
-        wanted = [t.ident for t in threads] if all_threads else [threading.main_thread().ident]
-        for ident in wanted:
-            frame = frames.get(ident)
-            if ident == me or frame is None:
-                continue
-            _pausing[ident] = numbers = []
-            condition = "__import__('dpdb._control', fromlist=['_'])._pause_due(%d)" % ident
-            while frame is not None:
-                filename = frame.f_code.co_filename
-                for line in _lines_of(frame.f_code):
-                    if debugger.set_break(filename, line, cond=condition) is None:
-                        numbers.append(debugger.get_breaks(filename, line)[-1].number)
-                frame = frame.f_back
-
-    def drop_paused(self):
-        for ident, numbers in list(_pausing.items()):
-            if ident in _paused:
-                for number in numbers:
-                    try:
-                        self.debugger.clear_bpbynumber(str(number))
-                    except Exception:
-                        pass
-                del _pausing[ident]
-                _paused.discard(ident)
-
-
-# Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
-# have: a pause breakpoint is good for one stop of one thread.
-_pausing = {}
-_paused = set()
-
-
-def _pause_due(ident):
-    """The condition of a pause breakpoint: true for its thread, once."""
-    if threading.get_ident() != ident or ident not in _pausing or ident in _paused:
-        return False
-    _paused.add(ident)
-    _announce.add(ident)
-    return True
-
-
-# Threads that stopped for a pause and have not said so at their prompt yet.
-_announce = set()
-
-
-def stopped_by_pause():
-    """Whether the calling thread stopped for `dpdb pause` (true once per pause)."""
-    ident = threading.get_ident()
-    if ident not in _announce:
-        return False
-    _announce.discard(ident)
-    return True
-
-
-def _lines_of(code):
-    if hasattr(code, "co_lines"):
-        return sorted({line for _, _, line in code.co_lines() if line is not None})
-    import dis
-
-    return sorted({line for _, line in dis.findlinestarts(code)})
+        _pause.ask(self.holder(), all_threads)
 
 
 def _gil_role(gil, holder, ident, native_id):

@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _control, _process, _signals, _supervisors
+from dpdb import _identity, _pause, _signals, _supervisors
 from dpdb._console import SessionConsole
 
 try:
@@ -22,6 +22,8 @@ except ImportError:  # without the native engine, bdb's own tracing does the wor
 
 # Set by `q`: this process is no longer debugged, and later breakpoints let it run on.
 _stopped_debugging = threading.Event()
+# What else goes when it stops (the hub's breakpoints, which the control thread keeps).
+_on_stop = []
 
 
 def stopped_debugging():
@@ -32,7 +34,12 @@ def stop_debugging():
     """`q`, or dpdb detach -p: later breakpoint() calls let the process run on, and the hub's
     breakpoints are no longer armed in it."""
     _stopped_debugging.set()
-    _control.forget_breakpoints()
+    for forget in _on_stop:
+        forget()
+
+
+def when_debugging_stops(forget):
+    _on_stop.append(forget)
 
 
 def _failure_of(condition, frame):
@@ -61,7 +68,7 @@ class Debugger(*_BASES):
     # --- sessions ---------------------------------------------------------------------------
 
     def interaction(self, frame, traceback):
-        paused = frame is not None and _control.stopped_by_pause()
+        paused = frame is not None and _pause.stopped_by_pause()
         self.console.open(self._stop_info(frame, traceback, "pause" if paused else None))
         if paused:
             self.message("Paused by `dpdb pause`. (Use 'c' to resume.)")
@@ -108,7 +115,7 @@ class Debugger(*_BASES):
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,
-            "process_name": _process.process_name(),
+            "process_name": _identity.process_name(),
             "reason": reason or ("post-mortem" if self._post_mortem else "breakpoint"),
         }
 

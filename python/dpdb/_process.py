@@ -1,82 +1,19 @@
-"""Who this process is, and its link to the hub."""
+"""The process's link to the hub: started on demand (or at start-up), kept across fork(), and
+the control thread started with it. The first stop of a process's start after start-up."""
 
-import json
 import os
-import socket
 import sys
 import threading
 import warnings
 
-from dpdb import _agent
-
-# Environment variables whose values identify a process of a distributed job.
-_TAG_VARIABLES = (
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "GROUP_RANK",
-    "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
-)
+from dpdb import _agent, _control, _identity
 
 # How long a process waits for its first connection before it says the hub is unreachable.
 _CONNECT_WAIT = 2.0
 
 
-def _argv():
-    orig = getattr(sys, "orig_argv", None)  # 3.10+
-    if orig:
-        return list(orig)
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        return [sys.executable] + list(sys.argv)
-
-
-def tags():
-    found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
-    for item in os.environ.get("DPDB_TAGS", "").split(","):
-        key, sep, value = item.partition("=")
-        if sep and key.strip():
-            found[key.strip()] = value.strip()
-    return found
-
-
-def process_name():
-    """The name a person knows a process by, where its launcher gives one: pytest-xdist's
-    "gw0", multiprocessing's and billiard's (Celery's) "ForkPoolWorker-1"."""
-    xdist = os.environ.get("PYTEST_XDIST_WORKER")
-    if xdist:
-        return xdist
-    for module in ("billiard", "multiprocessing"):
-        loaded = sys.modules.get(module)
-        try:
-            name = loaded.current_process().name if loaded else ""
-        except Exception:
-            continue
-        if name and name != "MainProcess":
-            return name
-    return ""
-
-
-def describe():
-    return {
-        "pid": os.getpid(),
-        "ppid": os.getppid(),
-        "host": socket.gethostname(),
-        "argv": _argv(),
-        "python": "%d.%d.%d" % sys.version_info[:3],
-        "executable": sys.executable,
-        "cwd": os.getcwd(),
-        "tags": tags(),
-        "process_name": process_name(),
-        "run": os.environ.get("DPDB_RUN_ID", ""),
-    }
-
-
 def hub_configured():
     return bool(os.environ.get("DPDB_HUB"))
-
-
-def hub_description():
-    return os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
 
 
 def _secret_source():
@@ -102,7 +39,6 @@ _start_lock = threading.Lock()
 # Held across fork(), so that a child never inherits it locked by a thread it does not have.
 os.register_at_fork(before=_start_lock.acquire, after_in_parent=_start_lock.release,
                     after_in_child=_start_lock.release)
-_announced_identity = None
 
 
 def _unreachable_socket():
@@ -133,16 +69,12 @@ def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
         return False
-    global _announced_identity
     with _start_lock:
         started = _agent.started()
         if not started and not _tell_if_unreachable():
-            _announced_identity = (tags(), process_name())
             secret, secret_file = _secret_source()
             connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
-                                     json.dumps(describe()), wait)
-            from dpdb import _control
-
+                                     _identity.announce(), wait)
             _control.start()
             return connected
     if not started:
@@ -163,16 +95,6 @@ def _tell_if_unreachable():
         _told_unreachable = True
         sys.stderr.write(why)
     return why is not None
-
-
-def refresh():
-    """Tell the hub if this process's tags or name changed since it said who it is: launchers
-    often set RANK, PYTEST_XDIST_WORKER or a worker's name after start-up."""
-    global _announced_identity
-    current = (tags(), process_name())
-    if current != _announced_identity and _agent.started():
-        _announced_identity = current
-        _agent.update_process(json.dumps(describe()))
 
 
 # CPython 3.12+ warns, after fork() or forkpty(), when the process has more than one thread, by
@@ -227,9 +149,7 @@ def _after_fork_in_child():
     if hasattr(current, "_set_native_id"):
         current._set_native_id()
     if _agent.started():
-        _agent.after_fork_in_child(json.dumps(describe()))
-        from dpdb import _control
-
+        _agent.after_fork_in_child(_identity.announce())
         _control.start()
 
 

@@ -42,19 +42,20 @@ def test_global_breakpoint_reaches_a_tree_already_running(dpdb):
     assert top["ppid"] not in tree
 
     line = line_of(program("tree.py"), "global breakpoint here")
-    added = dpdb.run("dpdb", "break", "tree.py:%d" % line, "if", "i", ">=", "3")
+    # The loop runs on while the breakpoint goes in: a condition on which rounds stop, not when.
+    added = dpdb.run("dpdb", "break", "tree.py:%d" % line, "if", "i", "%", "7", "==", "6")
     assert added.returncode == 0 and "breakpoint 1 at tree.py:%d" % line in added.stdout
     pending = dpdb.run("dpdb", "break", "no_such_file.py:7")
     assert pending.returncode == 0
 
     child.expect(r"attached to session \d+: pid %d" % leaf["pid"])
     child.expect(PROMPT)
-    child.sendline("p i")
-    child.expect(r"\r\n3\r\n")
+    child.sendline("p i % 7")
+    child.expect(r"\r\n6\r\n")
     child.expect(PROMPT)
 
     listing = dpdb.run("dpdb", "break", "--list").stdout
-    assert re.search(r"1\s+tree.py:%d if i >= 3\s+\[\d+ process" % line, listing), listing
+    assert re.search(r"1\s+tree.py:%d if i %% 7 == 6\s+\[\d+ process" % line, listing), listing
     assert "no_such_file.py:7  [pending, 0 processes]" in listing
     assert "paused at tree.py:%d" % line in dpdb.run("dpdb", "ps").stdout
 
@@ -246,6 +247,8 @@ def test_crash_leaves_the_programs_own_faulthandler_working(dpdb):
 def test_ctrl_c_in_a_run_terminal_pauses_the_program(dpdb):
     child = dpdb.spawn("dpdb", "run", program("busy.py"))
     child.expect("busy started")
+    # The worker has started (a Ctrl-C before its start-up would be Python's to handle).
+    wait_until(lambda: len(ps_when_up(dpdb)) >= 2, "the worker to start")
     time.sleep(0.3)
     child.sendintr()
     child.expect(r"Program interrupted by Ctrl-C")
