@@ -15,6 +15,7 @@
 
 #include "attach/injector.hpp"
 #include "attach/python_process.hpp"
+#include "attach/remote_exec.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
@@ -115,7 +116,7 @@ struct RequestFolder {
     }
     ~RequestFolder() {
         for (const char* name : {"request.json", "taken.json", "cancelled.json", "start.py",
-                                 "reply.json", "reply.json.tmp"}) {
+                                 "remote_start.py", "reply.json", "reply.json.tmp"}) {
             ::unlink((path + "/" + name).c_str());
         }
         ::rmdir(path.c_str());
@@ -162,8 +163,17 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
                         {"package", package},
                         {"site", tree ? tree_site(package) : ""}};
     write_private_file(request.path + "/request.json", order.dump());
-    write_private_file(request.path + "/start.py", kStartScript);
-    attach::inject_library(target.pid, package + "/" + kInjectLibrary, kInjectStart, request.path);
+    if (attach::route_for(target) == attach::Route::remote_exec) {
+        // The interpreter runs the file as it is: the request's place goes into it.
+        const std::string script = request.path + "/remote_start.py";
+        write_private_file(script,
+                           "REQUEST = " + wire::Json(request.path).dump() + "\n" + kStartScript);
+        attach::remote_exec(target, script);
+    } else {
+        write_private_file(request.path + "/start.py", kStartScript);
+        attach::inject_library(target.pid, package + "/" + kInjectLibrary, kInjectStart,
+                               request.path);
+    }
 
     const auto started = std::chrono::steady_clock::now();
     bool told = false;

@@ -182,6 +182,24 @@ def test_what_is_not_python_is_left_alone(dpdb):
         sleeper.wait()
 
 
+@pytest.mark.parametrize("route, why", [
+    ("remote_exec", "DPDB_ATTACH=remote_exec needs CPython 3.14 or later (PEP 768); pid %d runs "),
+    ("gdb", "DPDB_ATTACH=gdb is not a route: inject or remote_exec"),
+])
+def test_a_route_that_cannot_serve_is_refused_and_the_target_untouched(dpdb, target, route, why):
+    # PEP 768's sys.remote_exec exists from 3.14 on, which is not installed here: before it,
+    # asking for that route is refused before anything touches the process.
+    program_ = target("busy")
+    program_.expect("ready")
+    done = dpdb.run("dpdb", "attach", "-p", str(program_.pid), "--no-pause",
+                    env={"DPDB_ATTACH": route})
+    assert done.returncode == 1, done.stdout
+    message = why % program_.pid if "%d" in why else why
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert all(p["pid"] != program_.pid for p in dpdb.ls()["processes"])
+    program_.finish()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 def test_a_process_of_another_user_is_refused_and_untouched(dpdb, target):
     program_ = target("busy")
