@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 
 import pytest
@@ -23,11 +24,12 @@ ANSWER = "result True 42"  # work(14)
 class Target:
     """A program started plainly, its output read line by line."""
 
-    def __init__(self, dpdb, *args, script=TARGET):
+    def __init__(self, dpdb, *args, script=TARGET, python=PLAIN_PYTHON, env=None):
         self.stop_file = os.path.join(dpdb.root, "stop")
-        env = {k: v for k, v in dpdb.env.items()
-               if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")}
-        argv = [PLAIN_PYTHON, "-u", script] + ([self.stop_file] if script == TARGET else []) + list(args)
+        env = dict({k: v for k, v in dpdb.env.items()
+                    if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")},
+                   **(env or {}))
+        argv = [python, "-u", script] + ([self.stop_file] if script == TARGET else []) + list(args)
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True,
                                         start_new_session=True)
         self.pid = self.process.pid
@@ -180,6 +182,32 @@ def test_what_is_not_python_is_left_alone(dpdb):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_stripped_interpreter_is_attached(dpdb, target):
+    # Distributions strip their interpreters: the injector needs only the dynamic symbols
+    # (.dynsym), which stripping keeps.
+    folder = os.path.join(dpdb.root, "stripped")
+    os.makedirs(os.path.join(folder, "lib"))
+    python = os.path.join(folder, os.path.basename(PLAIN_PYTHON))
+    subprocess.run(["strip", "--strip-all", "-o", python, os.path.realpath(PLAIN_PYTHON)],
+                   check=True)
+    env = {"PYTHONHOME": sys.base_prefix}
+    library = sysconfig.get_config_var("INSTSONAME")
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        subprocess.run(["strip", "--strip-all", "-o", os.path.join(folder, "lib", library),
+                        os.path.join(sysconfig.get_config_var("LIBDIR"), library)], check=True)
+        env["LD_LIBRARY_PATH"] = os.path.join(folder, "lib")
+    program_ = target("busy", python=python, env=env)
+    program_.expect("ready")
+    mapped = open("/proc/%d/maps" % program_.pid).read()
+    assert folder in mapped and sys.base_prefix + "/lib/libpython" not in mapped
+    debuggable(attach(dpdb, program_.pid, "--no-pause"))
+    session = stop_at_work(dpdb, program_.pid)
+    session.sendline("c")
+    finish(session)
+    release(dpdb, program_)
+    program_.finish()
 
 
 @pytest.mark.parametrize("route, why", [
