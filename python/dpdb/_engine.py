@@ -10,7 +10,9 @@ trace function on 3.9-3.11), decides in C++ whether bdb could act on one (a line
 breakpoint, a step/next/return/until target, an exception in a stepped frame), and only then calls
 ``self.trace_dispatch`` exactly as CPython's trampoline would. Everything bdb and pdb decide —
 ``stop_here``, ``break_here``, conditions, ignore counts, temporary breakpoints, ``commands``,
-``display``, ``retval`` — is still decided by their own code.
+``display``, ``retval`` — is still decided by their own code. The one shortcut: at a breakpoint
+line where every enabled breakpoint has a condition, the engine evaluates the conditions in the
+frame, and while all are false it only counts the hits as bdb would (src/engine/condition.hpp).
 
 Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 
@@ -25,6 +27,10 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     while only breakpoints are armed ("scan mode", because a global PY_START costs 3.12's
     call-heavy code a few per cent for good), and the superinstructions that sys.monitoring
     takes out of a code object put back once its events are off;
+``nocond``
+    ``native`` without breakpoint conditions answered by the engine: every time a breakpoint
+    line with a condition runs, bdb evaluates the condition (as under pdb), instead of the engine
+    evaluating it in the frame and calling bdb only when it is true or raises;
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
@@ -61,7 +67,7 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
+STRATEGIES = ("native", "nocond", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
 LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
 MONITORING_STRATEGIES = ("noscan", "nosuper")
@@ -168,10 +174,12 @@ def _ensure_initialised(strategy):
         if not _initialised:
             _native.init(_canonic)
             _initialised = True
-        _native.allow(gate=strategy in ("native", "noswap", "gate"),
-                      patch=strategy in ("native", "noswap"), swap=strategy == "native",
-                      scan=strategy in ("native", "nosuper"),
-                      superinstructions=strategy in ("native", "noscan"))
+        _native.allow(gate=strategy in ("native", "nocond", "noswap", "gate"),
+                      patch=strategy in ("native", "nocond", "noswap"),
+                      swap=strategy in ("native", "nocond"),
+                      scan=strategy in ("native", "nocond", "nosuper"),
+                      superinstructions=strategy in ("native", "nocond", "noscan"),
+                      conditions=strategy != "nocond")
         _watch_bplist()
 
 

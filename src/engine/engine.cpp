@@ -2,12 +2,16 @@
 
 #include <algorithm>
 
+#include "engine/condition.hpp"
 #include "engine/frame_access.hpp"
 #include "engine/patch.hpp"
 
 namespace dpdb::engine {
 
 State g_state;
+
+CodeInfo::CodeInfo() = default;
+CodeInfo::~CodeInfo() = default;
 
 bool CodeInfo::is_bp_line(int line) const {
     if (!in_bp_file) return false;
@@ -27,7 +31,9 @@ void free_code_info(void* p) {
     delete static_cast<CodeInfo*>(p);
 }
 
-PyObject* canonic_of(PyObject* filename) {
+}  // namespace
+
+PyObject* canonic_filename(PyObject* filename) {
     State& st = state();
     PyObject* hit = PyDict_GetItemWithError(st.canonic_cache, filename);
     if (hit) return hit;
@@ -38,6 +44,8 @@ PyObject* canonic_of(PyObject* filename) {
     Py_DECREF(canonic);
     return rc < 0 ? nullptr : canonic;
 }
+
+namespace {
 
 void clear_ref(PyObject*& ref) {
     Py_CLEAR(ref);
@@ -310,7 +318,7 @@ int breaks_of_file(PyObject* filename, const std::vector<int>** lines,
                    PyObject** canonic_name = nullptr) {
     State& st = state();
     if (st.breaks.empty()) return 0;
-    PyObject* canonic = canonic_of(filename);
+    PyObject* canonic = canonic_filename(filename);
     if (!canonic) return -1;
     const char* utf8 = PyUnicode_Check(canonic) ? PyUnicode_AsUTF8(canonic) : nullptr;
     if (!utf8) {
@@ -463,6 +471,7 @@ int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int
                                            s->stoplineno != -1 && line >= s->stoplineno));
             if (event == Event::kOpcode) stop = stop && frame_trace_opcodes(frame);
             if (!stop && !info->is_bp_line(line)) return 0;
+            if (!stop && event == Event::kLine && conditions_false(frame, code, line)) return 0;
             if (!s && !(s = adopt(frame))) return PyErr_Occurred() ? -1 : 0;
             if (s->quitting) return 0;
             return forward(s, frame, event, arg);

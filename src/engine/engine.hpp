@@ -25,6 +25,7 @@
 namespace dpdb::engine {
 
 struct Patch;
+struct ConditionCache;
 
 enum class Event { kCall, kLine, kReturn, kException, kOpcode };
 
@@ -78,6 +79,12 @@ struct CodeInfo {
     std::uint64_t restored_at_version = UINT64_MAX;
 #endif
 
+    // Where the frames of this code keep the variables each breakpoint condition names
+    // (condition.hpp); kept for the code's life.
+    std::unique_ptr<ConditionCache> conditions;
+
+    CodeInfo();
+    ~CodeInfo();
     bool is_bp_line(int line) const;
 };
 
@@ -123,6 +130,9 @@ struct State {
     std::string scan_blocker;
     // 3.12 (monitoring.cpp): superinstructions put back after sys.monitoring took them out.
     std::uint64_t superinstructions = 0;
+    // Breakpoint line events the engine kept from bdb because every condition there was false
+    // (condition.cpp).
+    std::uint64_t conditions_false = 0;
 };
 
 // One per process, touched only with the GIL held. A plain global rather than a function-local
@@ -167,6 +177,8 @@ inline CodeInfo* known_code_info(PyObject* code) {
     auto* info = static_cast<CodeInfo*>(code_extra(code, g_state.extra_index));
     return info && info->generation == g_state.generation ? info : nullptr;
 }
+// bdb's canonic form of a raw co_filename (borrowed from a cache), or null with an exception set.
+PyObject* canonic_filename(PyObject* filename);
 // Whether a raw co_filename (a str) names a file holding breakpoints: 1, 0, or -1 with an
 // exception set.
 int is_bp_filename(PyObject* filename);
@@ -197,6 +209,8 @@ struct Mechanisms {
     bool scan = true;
     // 3.12: superinstructions put back into code objects whose events were taken out.
     bool superinstructions = true;
+    // Breakpoint conditions evaluated by the engine (condition.hpp), not by bdb.
+    bool conditions = true;
 };
 void backend_allow(const Mechanisms& allowed);
 // The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.

@@ -6,6 +6,8 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <cstdint>
+
 namespace dpdb::engine {
 
 #if PY_VERSION_HEX >= 0x030B0000
@@ -32,7 +34,24 @@ inline char& frame_trace_opcodes(PyFrameObject* f) {
 inline int& frame_lineno(PyFrameObject* f) {
     return head(f)->f_lineno;
 }
+// The private _PyInterpreterFrame of 3.11, 3.12 and 3.13 differs in the order of its first eight
+// pointers and in its small fields, never in where its locals start.
+struct InterpreterFrameHead {
+    void* pointers[8];
+    int stacktop;
+    std::uint16_t small;
+    char owner;
+    PyObject* localsplus[1];
+};
+// A running frame's fast locals, cells and free variables, as co_localsplusnames orders them.
+inline PyObject** frame_localsplus(PyFrameObject* f) {
+    return static_cast<InterpreterFrameHead*>(head(f)->f_frame)->localsplus;
+}
 #else
+// As co_varnames, co_cellvars and co_freevars order them.
+inline PyObject** frame_localsplus(PyFrameObject* f) {
+    return f->f_localsplus;
+}
 inline PyObject*& frame_trace(PyFrameObject* f) {
     return f->f_trace;
 }

@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include "engine/condition.hpp"
 #include "engine/engine.hpp"
 
 namespace nb = nanobind;
@@ -42,17 +43,20 @@ NB_MODULE(_engine_native, m) {
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
         "allow",
-        [](bool gate, bool patch, bool swap, bool scan, bool superinstructions) {
-            backend_allow(Mechanisms{gate, patch, swap, scan, superinstructions});
+        [](bool gate, bool patch, bool swap, bool scan, bool superinstructions, bool conditions) {
+            backend_allow(Mechanisms{gate, patch, swap, scan, superinstructions, conditions});
+            conditions_allow(conditions);
         },
         nb::kw_only(), nb::arg("gate"), nb::arg("patch"), nb::arg("swap"), nb::arg("scan"),
-        nb::arg("superinstructions"),
+        nb::arg("superinstructions"), nb::arg("conditions"),
         "What the strategy lets the engine use. 3.9-3.11: the PEP 523 gate in front of the C "
         "tracer, behind it the breakpoint checks compiled into the bytecode, and (3.11) swap "
         "mode: functions given the patched code, with no evaluator installed while that is safe. "
         "3.12: scan mode: code of breakpoint files found by heap scans, a code watcher and an "
         "audit hook instead of a global PY_START; superinstructions: the superinstructions that "
-        "sys.monitoring took out of a code object put back once its events are off.");
+        "sys.monitoring took out of a code object put back once its events are off. conditions: "
+        "breakpoint conditions evaluated in the frame by the engine, bdb hearing of a line only "
+        "when one is true or raises.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;
@@ -71,6 +75,7 @@ NB_MODULE(_engine_native, m) {
         d["scan_codes"] = st.scan_codes;
         d["scan_blocker"] = st.scan_blocker;
         d["superinstructions"] = st.superinstructions;
+        d["conditions_false"] = st.conditions_false;
         return d;
     });
 }

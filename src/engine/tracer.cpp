@@ -23,6 +23,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "engine/condition.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
 #include "engine/patch.hpp"
@@ -425,6 +426,9 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     // A trap still set here was never sprung (an exception, e.g. from a signal handler, left the
     // check before its next instruction): this one replaces it.
     if (!info->is_bp_line(site->line)) Py_RETURN_NONE;
+    // Nobody steps, so bdb would look only for a breakpoint: false conditions need no trap.
+    if (!state().any_nontrivial && conditions_false(frame, borrowed_code(frame), site->line))
+        Py_RETURN_NONE;
     bool traced = ts->c_tracefunc == tracer;
     if (!traced && set_trace(ts, true) < 0) return nullptr;
     g_trap = {frame, site, frame_trace_opcodes(frame), traced, g_reconfigured};

@@ -1,0 +1,270 @@
+#include "engine/condition.hpp"
+
+#include <cstring>
+#include <memory>
+
+#include "engine/engine.hpp"
+#include "engine/frame_access.hpp"
+
+namespace dpdb::engine {
+namespace {
+
+bool g_allowed = true;
+PyObject* g_one = nullptr;
+// cond string -> its compiled code, or None where the engine leaves the condition to bdb.
+PyObject* g_compiled = nullptr;
+
+struct Names {
+    PyObject* bplist;
+    PyObject* enabled;
+    PyObject* funcname;
+    PyObject* cond;
+    PyObject* hits;
+};
+Names g_names{};
+
+bool ensure_names() {
+    if (g_names.hits) return true;
+    g_compiled = PyDict_New();
+    g_one = PyLong_FromLong(1);
+    g_names = {PyUnicode_InternFromString("bplist"), PyUnicode_InternFromString("enabled"),
+               PyUnicode_InternFromString("funcname"), PyUnicode_InternFromString("cond"),
+               PyUnicode_InternFromString("hits")};
+    return g_compiled && g_one && g_names.bplist && g_names.enabled && g_names.funcname &&
+           g_names.cond && g_names.hits;
+}
+
+// Calls that read the evaluating frame's own namespace would see the small mapping instead of
+// f_locals.
+bool names_own_namespace(PyObject* compiled) {
+    static const char* const kNamespaceReaders[] = {"locals", "vars", "dir", "eval", "exec"};
+    PyObject* names = reinterpret_cast<PyCodeObject*>(compiled)->co_names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+        const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        if (!name) return true;
+        for (const char* reader : kNamespaceReaders)
+            if (std::strcmp(name, reader) == 0) return true;
+    }
+    return false;
+}
+
+// bdb's eval(cond, ...) of a string: leading blanks stripped, no compiler flags inherited (bdb
+// has no future imports). Borrowed code object, or None; null with an exception set.
+PyObject* compiled_condition(PyObject* cond) {
+    PyObject* known = PyDict_GetItemWithError(g_compiled, cond);
+    if (known || PyErr_Occurred()) return known;
+    const char* text = PyUnicode_AsUTF8(cond);
+    if (!text) return nullptr;
+    while (*text == ' ' || *text == '\t') ++text;
+    PyObject* compiled = nullptr;
+    if (!std::strstr(text, ":=")) {
+        compiled = Py_CompileString(text, "<string>", Py_eval_input);
+        if (!compiled) PyErr_Clear();  // bdb raises the same error, and stops
+    }
+    if (compiled && names_own_namespace(compiled)) Py_CLEAR(compiled);
+    if (!compiled) {
+        Py_INCREF(Py_None);
+        compiled = Py_None;
+    }
+    int rc = PyDict_SetItem(g_compiled, cond, compiled);
+    Py_DECREF(compiled);
+    return rc < 0 ? nullptr : compiled;
+}
+
+bool same_name(PyObject* a, PyObject* b) {
+    return a == b || PyUnicode_Compare(a, b) == 0;
+}
+
+#if PY_VERSION_HEX >= 0x030B0000
+// CPython's private kinds of co_localspluskinds (internal/pycore_code.h, 3.11-3.13).
+constexpr unsigned char kFastHidden = 0x10;
+constexpr unsigned char kFastCell = 0x40;
+constexpr unsigned char kFastFree = 0x80;
+
+// The slot f_locals reads `name` from: -1 when the code has no such variable, -2 when f_locals
+// leaves it out (a comprehension's variable inlined into the frame, 3.12+).
+int slot_of(PyCodeObject* co, PyObject* name, bool* cell) {
+    PyObject* names = co->co_localsplusnames;
+    const char* kinds = PyBytes_AS_STRING(co->co_localspluskinds);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+        if (!same_name(PyTuple_GET_ITEM(names, i), name)) continue;
+        auto kind = static_cast<unsigned char>(kinds[i]);
+        if (kind & kFastHidden) return -2;
+        *cell = (kind & (kFastCell | kFastFree)) != 0;
+        return static_cast<int>(i);
+    }
+    return -1;
+}
+#else
+int find_in(PyObject* names, PyObject* name) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i)
+        if (same_name(PyTuple_GET_ITEM(names, i), name)) return static_cast<int>(i);
+    return -1;
+}
+
+// As PyFrame_FastToLocals reads them: a cell variable that is also an argument lives in its cell
+// (the argument's own slot is cleared), free variables after the cells.
+int slot_of(PyCodeObject* co, PyObject* name, bool* cell) {
+    const int ncells = static_cast<int>(PyTuple_GET_SIZE(co->co_cellvars));
+    *cell = true;
+    int i = find_in(co->co_cellvars, name);
+    if (i >= 0) return co->co_nlocals + i;
+    i = find_in(co->co_freevars, name);
+    if (i >= 0) return co->co_nlocals + ncells + i;
+    *cell = false;
+    return find_in(co->co_varnames, name);
+}
+#endif
+
+const ConditionSlots& slots_for(PyObject* code, CodeInfo* info, PyObject* compiled) {
+    if (!info->conditions) info->conditions = std::make_unique<ConditionCache>();
+    for (const ConditionSlots& known : info->conditions->entries)
+        if (known.compiled == compiled) return known;
+    ConditionSlots made;
+    made.compiled = compiled;
+    made.usable = true;
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    PyObject* names = reinterpret_cast<PyCodeObject*>(compiled)->co_names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names) && made.usable; ++i) {
+        PyObject* name = PyTuple_GET_ITEM(names, i);
+        bool cell = false;
+        int index = slot_of(co, name, &cell);
+        if (index == -2) made.usable = false;
+        if (index >= 0) made.slots.push_back({name, index, cell});
+    }
+    info->conditions->entries.push_back(std::move(made));
+    return info->conditions->entries.back();
+}
+
+// What f_locals would map the names of the condition to. New reference; null with an exception
+// set, or without one when the engine cannot tell.
+PyObject* locals_for(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* compiled) {
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) {
+        // Module and class bodies: f_locals is their namespace itself.
+#if PY_VERSION_HEX >= 0x030B0000
+        return PyFrame_GetLocals(frame);
+#else
+        Py_XINCREF(frame->f_locals);
+        return frame->f_locals;
+#endif
+    }
+    const ConditionSlots& found = slots_for(code, info, compiled);
+    if (!found.usable) return nullptr;
+    PyObject* locals = PyDict_New();
+    if (!locals) return nullptr;
+    PyObject** fast = frame_localsplus(frame);
+    for (const ConditionSlots::Slot& slot : found.slots) {
+        PyObject* value = fast[slot.index];
+        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
+        if (value && PyDict_SetItem(locals, slot.name, value) < 0) {
+            Py_DECREF(locals);
+            return nullptr;
+        }
+    }
+    return locals;
+}
+
+PyObject* globals_of(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetGlobals(frame);
+#else
+    Py_INCREF(frame->f_globals);
+    return frame->f_globals;
+#endif
+}
+
+// 1 when `cond` is false in the frame, 0 when true, raising, or beyond the engine.
+int is_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* cond) {
+    if (!PyUnicode_Check(cond)) return 0;
+    PyObject* compiled = compiled_condition(cond);
+    if (!compiled || compiled == Py_None) return 0;
+    PyObject* locals = locals_for(frame, code, info, compiled);
+    if (!locals) return 0;
+    PyObject* globals = globals_of(frame);
+#if PY_VERSION_HEX < 0x030C0000
+    // As inside bdb's trace function: what the condition calls is not traced (the patched code's
+    // check runs outside any trace function; 3.12's callbacks run with tracing already counted).
+    PyThreadState* ts = PyThreadState_Get();
+    ++ts->tracing;
+#endif
+    PyObject* value = PyEval_EvalCode(compiled, globals, locals);
+#if PY_VERSION_HEX < 0x030C0000
+    --ts->tracing;
+#endif
+    Py_DECREF(globals);
+    Py_DECREF(locals);
+    int truth = value ? PyObject_IsTrue(value) : -1;
+    Py_XDECREF(value);
+    return truth == 0 ? 1 : 0;
+}
+
+// The Breakpoint objects at (file of code, line), as a tuple (a condition may add or remove some
+// while the engine goes through them). New reference, or null.
+PyObject* breakpoints_at(PyObject* code, int line) {
+    PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
+    if (!file) return nullptr;
+    PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
+    PyObject* key = bplist ? Py_BuildValue("(Oi)", file, line) : nullptr;
+    PyObject* found = key && PyDict_Check(bplist) ? PyDict_GetItemWithError(bplist, key) : nullptr;
+    PyObject* breakpoints = found && PyList_Check(found) ? PyList_AsTuple(found) : nullptr;
+    Py_XDECREF(key);
+    Py_XDECREF(bplist);
+    return breakpoints;
+}
+
+// 1: bdb would skip `bp` without a word (disabled); 0: bdb would count a hit and evaluate its
+// condition, which is false; -1: bdb must decide.
+int false_or_disabled(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* bp) {
+    PyObject* enabled = PyObject_GetAttr(bp, g_names.enabled);
+    int on = enabled ? PyObject_IsTrue(enabled) : -1;
+    Py_XDECREF(enabled);
+    if (on <= 0) return on == 0 ? 1 : -1;
+    PyObject* funcname = PyObject_GetAttr(bp, g_names.funcname);
+    bool by_function = !funcname || funcname != Py_None;
+    Py_XDECREF(funcname);
+    if (by_function) return -1;
+    PyObject* cond = PyObject_GetAttr(bp, g_names.cond);
+    int has_cond = cond ? PyObject_IsTrue(cond) : -1;
+    int answer = has_cond > 0 && is_false(frame, code, info, cond) ? 0 : -1;
+    Py_XDECREF(cond);
+    return answer;
+}
+
+bool count_hit(PyObject* bp) {
+    PyObject* hits = PyObject_GetAttr(bp, g_names.hits);
+    PyObject* more = hits ? PyNumber_Add(hits, g_one) : nullptr;
+    int rc = more ? PyObject_SetAttr(bp, g_names.hits, more) : -1;
+    Py_XDECREF(hits);
+    Py_XDECREF(more);
+    return rc == 0;
+}
+
+}  // namespace
+
+void conditions_allow(bool on) {
+    g_allowed = on;
+}
+
+bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
+    if (!g_allowed) return false;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
+    PyObject* breakpoints = info ? breakpoints_at(code, line) : nullptr;
+    bool answered = breakpoints != nullptr;
+    std::vector<PyObject*> counted;
+    for (Py_ssize_t i = 0; answered && i < PyTuple_GET_SIZE(breakpoints); ++i) {
+        PyObject* bp = PyTuple_GET_ITEM(breakpoints, i);
+        int verdict = false_or_disabled(frame, code, info, bp);
+        answered = verdict >= 0;
+        if (verdict == 0) counted.push_back(bp);
+    }
+    for (PyObject* bp : counted) answered = answered && count_hit(bp);
+    Py_XDECREF(breakpoints);
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    if (answered) ++state().conditions_false;
+    return answered;
+}
+
+}  // namespace dpdb::engine
