@@ -76,12 +76,12 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-@pytest.mark.parametrize("special", ["noswap", "gate", "tracer", "noscan", "nosuper"])
+@pytest.mark.parametrize("special", ["nocond", "noswap", "gate", "tracer", "noscan", "nosuper"])
 def test_strategy_switch(monkeypatch, special):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
     monkeypatch.setenv("DPDB_ENGINE", special)
-    if LEGACY != (special in _engine.LEGACY_STRATEGIES):
+    if special in (_engine.MONITORING_STRATEGIES if LEGACY else _engine.LEGACY_STRATEGIES):
         with pytest.raises(ValueError):
             _engine.engine_strategy()
     elif _engine.engine_available():
@@ -368,6 +368,19 @@ def test_armed_breakpoints_enable_no_global_event_in_scan_mode(mode):
         assert "local events: main 0, bump %d" % line_and_jump in out, out
     else:
         assert "global events [3]" in out and "local events: main 0" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES + ["nocond"])
+def test_false_conditions_never_reach_bdb(mode):
+    # The 10 runs of line 8 (hot(6), hot(4)) under a condition never true: the engine answers each
+    # (counting the hit as bdb would) and bdb hears of none of them, unless DPDB_ENGINE=nocond.
+    rc, out = run_driver("dpdb", "conditions.py", [
+        "b 8, i < 0", "b 17", "c", "b", STATS, "cl", "y", "c"], engine=mode)
+    assert "breakpoint already hit 10 times" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_false"] == (0 if mode == "nocond" else 10), stats
+    assert out.rstrip().endswith("count 15"), out
 
 
 @needs_native

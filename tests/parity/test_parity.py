@@ -1,7 +1,8 @@
 """Parity: the same pdb command script, run under the interpreter's own pdb.Pdb and under
 class P(NativeEngineMixin, pdb.Pdb), must print the same stops, the same values, the same output.
 
-Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=bdb (the fallback) and,
+Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=nocond (the engine
+leaving breakpoint conditions to bdb), DPDB_ENGINE=bdb (the fallback) and,
 on 3.12+, DPDB_ENGINE=noscan (native without 3.12's scan mode) and DPDB_ENGINE=nosuper (native
 without putting 3.12's superinstructions back); on 3.9-3.11, DPDB_ENGINE=noswap
 (native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no
@@ -138,13 +139,51 @@ SCENARIOS = {
         "c", "p a", "c", "c",
         "cl", "y", "c",
     ]),
+    # Conditions the engine evaluates in the frame (DPDB_ENGINE=nocond leaves them to bdb): `b`
+    # lists the hit counts, which bdb counts for every enabled breakpoint, true condition or not.
+    "condition_true": ("conditions.py", [
+        "b 8, i == 3", "c", "p i, total", "b", "c", "p i, total", "b", "cl", "y", "c",
+    ]),
+    "condition_never_true": ("conditions.py", [
+        "b 8, i < 0", "b 17", "c", "p k", "b", "cl", "y", "c",
+    ]),
+    "condition_raising": ("conditions.py", [
+        "b 8, undefined > 1", "c", "p i", "b", "c", "p i", "cl", "y", "c",
+    ]),
+    "condition_changed_and_cleared": ("conditions.py", [
+        "b 8, i == 1", "c", "p i", "condition 1 i == 4", "c", "p i", "condition 1", "c", "p i",
+        "b", "cl", "y", "c",
+    ]),
+    "condition_ignore": ("conditions.py", [
+        "b 8, i % 2 == 0", "ignore 1 2", "c", "p i", "b", "c", "p i", "b", "cl", "y", "c",
+    ]),
+    "condition_tbreak": ("conditions.py", [
+        "tbreak 8, i == 4", "b 17, k == 3", "c", "p i", "b", "c", "p k", "b", "cl", "y", "c",
+    ]),
+    "condition_same_line": ("conditions.py", [
+        "b 8, i < 0", "b 8, i == 2", "c", "p i", "b", "disable 2", "b 17", "c", "b", "cl", "y",
+        "c",
+    ]),
+    # Closure variables (cells, and an argument that is a cell), a local still unbound (bdb's
+    # f_locals leaves it out: the global of that name answers), a module body's loop.
+    "condition_variables": ("conditions.py", [
+        "b 17, k == 2 and limit == 2", "b 29, step == 3 and j == 2", "b 36, shadow > 2",
+        "b 51, m == 4", "c", "p k, limit", "c", "p j, step", "c", "p n", "c", "p n", "c",
+        "p m, count", "b", "cl", "y", "c",
+    ]),
+    # A generator expression does not see the frame's variables (only its first iterable does),
+    # a list comprehension does from 3.12 on: whatever pdb makes of it, so must the engine.
+    "condition_scopes": ("conditions.py", [
+        "b 8, any(v > i for v in range(n))", "b 29, [v for v in range(j) if v > step - 2]", "c",
+        "p i", "b", "cl 1", "c", "p j", "b", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
     ]),
 }
 
-MODES = ["native", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
+MODES = ["native", "nocond", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
                              ["noscan", "nosuper"])
 
 
