@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Overhead of an armed but never hit breakpoint: pdb against dpdb's engine.
+"""Overhead of an armed but never hit breakpoint, and of one whose condition is never true: pdb
+against dpdb's engine.
 
 usage: python bench/overhead.py [--runs N] [--engine STRATEGY[,STRATEGY...]] [--workloads W,...]
                                 [--configs C,...] [INTERPRETER[=PYTHONPATH] ...]
@@ -10,8 +11,12 @@ each sized to about one second bare), runs in fresh processes:
   bare        no debugger
   pdb_other   pdb.Pdb, breakpoint in another file
   pdb_same    pdb.Pdb, also an unreached breakpoint inside the hot function
+  pdb_cond    pdb.Pdb, also a breakpoint on the line that runs most, with a condition never true
+              there (workloads.CONDITIONS: 'n < 0' on fib's first line for call-heavy)
   dpdb_other  NativeEngineMixin + pdb.Pdb (DPDB_ENGINE=native), breakpoint in another file
   dpdb_same   the same with the unreached breakpoint inside the hot function
+  dpdb_cond   the same with pdb_cond's conditional breakpoint (--engine nocond: conditions left
+              to bdb)
 
 Each debugger stops once right after set_trace() and continues at once, as a user typing 'c'
 would, so that the timed region runs "armed but not hit". Time is the process CPU time of the
@@ -34,7 +39,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIGS = ["pdb_other", "pdb_same", "dpdb_other", "dpdb_same"]
+CONFIGS = ["pdb_other", "pdb_same", "pdb_cond", "dpdb_other", "dpdb_same", "dpdb_cond"]
 WORKLOADS = ["call", "loop", "std"]
 PDB_REDUCTION = 40
 
@@ -62,7 +67,10 @@ def child(config, workload, size):
         dbg = AutoContinue()
         dbg.set_break(other.__file__, other.OTHER_LINE)
         if config.endswith("same"):
-            dbg.set_break(workloads.__file__, workloads.hot_line(workload))
+            dbg.set_break(workloads.__file__, workloads.marked_line(workload))
+        if config.endswith("cond"):
+            dbg.set_break(workloads.__file__, workloads.marked_line(workload, "COND"),
+                          cond=workloads.CONDITIONS[workload])
         dbg.set_trace()
     start = time.process_time()
     run(size)

@@ -1,5 +1,6 @@
 """Benchmark workloads. Each hot function holds a line that never runs: the 'same' configurations
-put their breakpoint there (see HOT_LINES)."""
+put their breakpoint there (marked HOT). The 'cond' configurations put a breakpoint whose
+condition (CONDITIONS) is never true on the line that runs most (marked COND)."""
 import json
 import re
 import textwrap
@@ -11,7 +12,7 @@ def unreachable():
 
 
 def fib(n):
-    if n < 2:
+    if n < 2:  # COND:call
         return n
     if n < 0:
         unreachable()  # HOT:call
@@ -26,7 +27,7 @@ def call_heavy(k):
 def loop_once(n):
     total = 0
     for i in range(n):
-        total += i * i % 7
+        total += i * i % 7  # COND:loop
         if total < 0:
             unreachable()  # HOT:loop
     return total
@@ -45,7 +46,7 @@ def std_once():
     doc = {"words": _TEXT.split(), "n": 42, "nested": {"a": [1, 2, 3], "b": "x" * 20}}
     back = json.loads(json.dumps(doc))
     counts = Counter(back["words"])
-    titled = _WORD.sub(lambda m: m.group(1).upper() + m.group(2), _TEXT)
+    titled = _WORD.sub(lambda m: m.group(1).upper() + m.group(2), _TEXT)  # COND:std
     wrapped = textwrap.fill(titled, width=40)
     if not counts:
         unreachable()  # HOT:std
@@ -58,11 +59,13 @@ def std_heavy(k):
 
 
 WORKLOADS = {"call": call_heavy, "loop": loop_heavy, "std": std_heavy}
+# Never true where the COND line of the workload runs.
+CONDITIONS = {"call": "n < 0", "loop": "i < 0", "std": "counts is None"}
 
 
-def hot_line(name):
+def marked_line(name, mark="HOT"):
     with open(__file__) as f:
         for number, text in enumerate(f, 1):
-            if text.rstrip().endswith("# HOT:" + name):
+            if text.rstrip().endswith("# %s:%s" % (mark, name)):
                 return number
     raise LookupError(name)

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
@@ -116,11 +117,11 @@ int slot_of(PyCodeObject* co, PyObject* name, bool* cell) {
 }
 #endif
 
-const ConditionSlots& slots_for(PyObject* code, CodeInfo* info, PyObject* compiled) {
+ConditionSlots& slots_for(PyObject* code, CodeInfo* info, PyObject* compiled) {
     if (!info->conditions) info->conditions = std::make_unique<ConditionCache>();
-    for (const ConditionSlots& known : info->conditions->entries)
+    for (ConditionSlots& known : info->conditions->entries)
         if (known.compiled == compiled) return known;
-    ConditionSlots made;
+    ConditionSlots& made = info->conditions->entries.emplace_back();
     made.compiled = compiled;
     made.usable = true;
     auto* co = reinterpret_cast<PyCodeObject*>(code);
@@ -132,36 +133,67 @@ const ConditionSlots& slots_for(PyObject* code, CodeInfo* info, PyObject* compil
         if (index == -2) made.usable = false;
         if (index >= 0) made.slots.push_back({name, index, cell});
     }
-    info->conditions->entries.push_back(std::move(made));
-    return info->conditions->entries.back();
+    return made;
 }
 
-// What f_locals would map the names of the condition to. New reference; null with an exception
-// set, or without one when the engine cannot tell.
-PyObject* locals_for(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* compiled) {
-    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) {
-        // Module and class bodies: f_locals is their namespace itself.
+// A scope of the condition's own (a lambda, a comprehension, which 3.12 inlines as variables of
+// the condition's code) would see the wrapper's arguments where eval's sees the globals.
+bool has_own_scopes(PyObject* compiled) {
+    auto* co = reinterpret_cast<PyCodeObject*>(compiled);
 #if PY_VERSION_HEX >= 0x030B0000
-        return PyFrame_GetLocals(frame);
+    if (co->co_nlocalsplus > 0) return true;
 #else
-        Py_XINCREF(frame->f_locals);
-        return frame->f_locals;
+    if (co->co_nlocals > 0) return true;
 #endif
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(co->co_consts); ++i)
+        if (PyCode_Check(PyTuple_GET_ITEM(co->co_consts, i))) return true;
+    return false;
+}
+
+// The code of `lambda <slot names>: (cond)`, or null (never an exception) where it would not
+// behave as eval(cond) with those names in the locals.
+PyObject* make_wrapper(const ConditionSlots& found, PyObject* cond) {
+    if (has_own_scopes(found.compiled)) return nullptr;
+    std::string source = "lambda ";
+    for (std::size_t i = 0; i < found.slots.size(); ++i) {
+        const char* name = PyUnicode_AsUTF8(found.slots[i].name);
+        if (!name) return nullptr;
+        source += (i ? ", " : "") + std::string(name);
     }
-    const ConditionSlots& found = slots_for(code, info, compiled);
-    if (!found.usable) return nullptr;
-    PyObject* locals = PyDict_New();
-    if (!locals) return nullptr;
-    PyObject** fast = frame_localsplus(frame);
-    for (const ConditionSlots::Slot& slot : found.slots) {
-        PyObject* value = fast[slot.index];
-        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
-        if (value && PyDict_SetItem(locals, slot.name, value) < 0) {
-            Py_DECREF(locals);
-            return nullptr;
-        }
+    const char* text = PyUnicode_AsUTF8(cond);
+    if (!text) return nullptr;
+    while (*text == ' ' || *text == '\t') ++text;
+    source += ": (\n" + std::string(text) + "\n)";
+    PyObject* outer = Py_CompileString(source.c_str(), "<string>", Py_eval_input);
+    PyObject* wrapper = nullptr;
+    PyObject* consts = outer ? reinterpret_cast<PyCodeObject*>(outer)->co_consts : nullptr;
+    for (Py_ssize_t i = 0; consts && i < PyTuple_GET_SIZE(consts); ++i) {
+        PyObject* item = PyTuple_GET_ITEM(consts, i);
+        if (PyCode_Check(item)) wrapper = item;
     }
-    return locals;
+    const int kinds = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
+    if (wrapper && !(reinterpret_cast<PyCodeObject*>(wrapper)->co_flags & kinds)) {
+        Py_INCREF(wrapper);
+    } else {
+        wrapper = nullptr;
+    }
+    Py_XDECREF(outer);
+    PyErr_Clear();
+    return wrapper;
+}
+
+// The wrapper made a function of `globals`, or null (never an exception) when there is none.
+PyObject* function_for(ConditionSlots& found, PyObject* cond, PyObject* globals) {
+    if (!found.wrapper_tried) {
+        found.wrapper_tried = true;
+        found.wrapper = make_wrapper(found, cond);
+    }
+    if (!found.wrapper) return nullptr;
+    if (found.function && PyFunction_GET_GLOBALS(found.function) == globals) return found.function;
+    Py_CLEAR(found.function);
+    found.function = PyFunction_New(found.wrapper, globals);
+    if (!found.function) PyErr_Clear();
+    return found.function;
 }
 
 PyObject* globals_of(PyFrameObject* frame) {
@@ -173,13 +205,58 @@ PyObject* globals_of(PyFrameObject* frame) {
 #endif
 }
 
+// The condition's value in the frame: new reference, or null with an exception set, or without
+// one when the engine cannot tell.
+PyObject* evaluate(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* cond,
+                   PyObject* compiled, PyObject* globals) {
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) {
+        // Module and class bodies: f_locals is their namespace itself.
+#if PY_VERSION_HEX >= 0x030B0000
+        PyObject* locals = PyFrame_GetLocals(frame);
+#else
+        PyObject* locals = frame->f_locals;
+        Py_XINCREF(locals);
+#endif
+        PyObject* value = locals ? PyEval_EvalCode(compiled, globals, locals) : nullptr;
+        Py_XDECREF(locals);
+        return value;
+    }
+    ConditionSlots& found = slots_for(code, info, compiled);
+    if (!found.usable) return nullptr;
+    constexpr std::size_t kMaxArgs = 16;
+    PyObject* values[kMaxArgs];
+    const std::size_t n = found.slots.size();
+    bool all_bound = n <= kMaxArgs;
+    PyObject** fast = frame_localsplus(frame);
+    for (std::size_t i = 0; i < n; ++i) {
+        const ConditionSlots::Slot& slot = found.slots[i];
+        PyObject* value = fast[slot.index];
+        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
+        if (i < kMaxArgs) values[i] = value;
+        all_bound = all_bound && value;
+    }
+    if (all_bound) {
+        if (PyObject* function = function_for(found, cond, globals))
+            return PyObject_Vectorcall(function, values, n, nullptr);
+    }
+    // What f_locals holds of the names: an unbound variable is left out, as f_locals leaves it.
+    PyObject* locals = PyDict_New();
+    for (std::size_t i = 0; locals && i < n; ++i) {
+        const ConditionSlots::Slot& slot = found.slots[i];
+        PyObject* value = fast[slot.index];
+        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
+        if (value && PyDict_SetItem(locals, slot.name, value) < 0) Py_CLEAR(locals);
+    }
+    PyObject* value = locals ? PyEval_EvalCode(compiled, globals, locals) : nullptr;
+    Py_XDECREF(locals);
+    return value;
+}
+
 // 1 when `cond` is false in the frame, 0 when true, raising, or beyond the engine.
 int is_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* cond) {
     if (!PyUnicode_Check(cond)) return 0;
     PyObject* compiled = compiled_condition(cond);
     if (!compiled || compiled == Py_None) return 0;
-    PyObject* locals = locals_for(frame, code, info, compiled);
-    if (!locals) return 0;
     PyObject* globals = globals_of(frame);
 #if PY_VERSION_HEX < 0x030C0000
     // As inside bdb's trace function: what the condition calls is not traced (the patched code's
@@ -187,12 +264,11 @@ int is_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* con
     PyThreadState* ts = PyThreadState_Get();
     ++ts->tracing;
 #endif
-    PyObject* value = PyEval_EvalCode(compiled, globals, locals);
+    PyObject* value = evaluate(frame, code, info, cond, compiled, globals);
 #if PY_VERSION_HEX < 0x030C0000
     --ts->tracing;
 #endif
     Py_DECREF(globals);
-    Py_DECREF(locals);
     int truth = value ? PyObject_IsTrue(value) : -1;
     Py_XDECREF(value);
     return truth == 0 ? 1 : 0;
@@ -240,6 +316,13 @@ bool count_hit(PyObject* bp) {
 }
 
 }  // namespace
+
+ConditionCache::~ConditionCache() {
+    for (ConditionSlots& entry : entries) {
+        Py_XDECREF(entry.wrapper);
+        Py_XDECREF(entry.function);
+    }
+}
 
 void conditions_allow(bool on) {
     g_allowed = on;

@@ -19,6 +19,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <deque>
 #include <vector>
 
 namespace dpdb::engine {
@@ -34,9 +35,17 @@ struct ConditionSlots {
     PyObject* compiled = nullptr;  // borrowed, as `name`
     bool usable = false;           // false: a variable the engine cannot read the way f_locals does
     std::vector<Slot> slots;
+    // The condition as `lambda <the slots' names>: (cond)` (strong; null where that could differ
+    // from eval: a condition with scopes of its own), made into a function for the globals of the
+    // frames that run it: called while every slot is bound, it costs a call, not a mapping and an
+    // eval.
+    bool wrapper_tried = false;
+    PyObject* wrapper = nullptr;
+    PyObject* function = nullptr;
 };
 struct ConditionCache {
-    std::vector<ConditionSlots> entries;
+    std::deque<ConditionSlots> entries;  // a deque: a reference stays valid while one is added
+    ~ConditionCache();
 };
 
 // Whether the engine answers conditions at all (DPDB_ENGINE=nocond turns it off).

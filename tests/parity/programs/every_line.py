@@ -52,7 +52,7 @@ def main():
     same = workload() == expected
     stats = _engine_native.stats()
     print("same", same, "forwarded", stats["forwarded"], "patched", stats["patched"],
-          "trapped", stats["trapped"])
+          "trapped", stats["trapped"], "conditions_false", stats["conditions_false"])
 
 
 main()
