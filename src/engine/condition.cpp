@@ -274,18 +274,31 @@ int is_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* con
     return truth == 0 ? 1 : 0;
 }
 
-// The Breakpoint objects at (file of code, line), as a tuple (a condition may add or remove some
-// while the engine goes through them). New reference, or null.
-PyObject* breakpoints_at(PyObject* code, int line) {
+// bdb.Breakpoint.bplist[file of code, line]: a list, borrowed (kept by the code's cache for
+// this generation of breakpoints: a key that comes or goes starts a new one), or null.
+PyObject* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
+    ConditionCache& cache = *info->conditions;
+    if (cache.generation != state().generation) {
+        for (auto& [at, list] : cache.lines) Py_DECREF(list);
+        cache.lines.clear();
+        cache.generation = state().generation;
+    }
+    for (auto& [at, list] : cache.lines)
+        if (at == line) return list;
     PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
     if (!file) return nullptr;
     PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
     PyObject* key = bplist ? Py_BuildValue("(Oi)", file, line) : nullptr;
     PyObject* found = key && PyDict_Check(bplist) ? PyDict_GetItemWithError(bplist, key) : nullptr;
-    PyObject* breakpoints = found && PyList_Check(found) ? PyList_AsTuple(found) : nullptr;
+    if (found && PyList_Check(found)) {
+        Py_INCREF(found);
+        cache.lines.emplace_back(line, found);
+    } else {
+        found = nullptr;
+    }
     Py_XDECREF(key);
     Py_XDECREF(bplist);
-    return breakpoints;
+    return found;
 }
 
 // 1: bdb would skip `bp` without a word (disabled); 0: bdb would count a hit and evaluate its
@@ -322,6 +335,7 @@ ConditionCache::~ConditionCache() {
         Py_XDECREF(entry.wrapper);
         Py_XDECREF(entry.function);
     }
+    for (auto& [line, list] : lines) Py_DECREF(list);
 }
 
 void conditions_allow(bool on) {
@@ -333,16 +347,30 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
-    PyObject* breakpoints = info ? breakpoints_at(code, line) : nullptr;
+    if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
+    PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
     bool answered = breakpoints != nullptr;
-    std::vector<PyObject*> counted;
-    for (Py_ssize_t i = 0; answered && i < PyTuple_GET_SIZE(breakpoints); ++i) {
-        PyObject* bp = PyTuple_GET_ITEM(breakpoints, i);
+    // A condition may add or remove breakpoints: the list is held, and so is each breakpoint
+    // while it is looked at.
+    Py_XINCREF(breakpoints);
+    constexpr Py_ssize_t kMaxCounted = 8;
+    PyObject* counted[kMaxCounted];
+    Py_ssize_t ncounted = 0;
+    for (Py_ssize_t i = 0; answered && i < PyList_GET_SIZE(breakpoints); ++i) {
+        PyObject* bp = PyList_GET_ITEM(breakpoints, i);
+        Py_INCREF(bp);
         int verdict = false_or_disabled(frame, code, info, bp);
-        answered = verdict >= 0;
-        if (verdict == 0) counted.push_back(bp);
+        answered = verdict >= 0 && !(verdict == 0 && ncounted == kMaxCounted);
+        if (answered && verdict == 0) {
+            counted[ncounted++] = bp;
+        } else {
+            Py_DECREF(bp);
+        }
     }
-    for (PyObject* bp : counted) answered = answered && count_hit(bp);
+    for (Py_ssize_t i = 0; i < ncounted; ++i) {
+        answered = answered && count_hit(counted[i]);
+        Py_DECREF(counted[i]);
+    }
     Py_XDECREF(breakpoints);
     PyErr_Clear();
     PyErr_Restore(type, value, traceback);

@@ -19,7 +19,9 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 namespace dpdb::engine {
@@ -45,6 +47,10 @@ struct ConditionSlots {
 };
 struct ConditionCache {
     std::deque<ConditionSlots> entries;  // a deque: a reference stays valid while one is added
+    // The bdb.Breakpoint.bplist lists of this code's breakpoint lines (strong), valid for one
+    // generation of breakpoints (engine.hpp's State::generation).
+    std::uint64_t generation = 0;
+    std::vector<std::pair<int, PyObject*>> lines;
     ~ConditionCache();
 };
 
