@@ -196,25 +196,18 @@ PyObject* function_for(ConditionSlots& found, PyObject* cond, PyObject* globals)
     return found.function;
 }
 
-PyObject* globals_of(PyFrameObject* frame) {
-#if PY_VERSION_HEX >= 0x030B0000
-    return PyFrame_GetGlobals(frame);
-#else
-    Py_INCREF(frame->f_globals);
-    return frame->f_globals;
-#endif
-}
-
 // The condition's value in the frame: new reference, or null with an exception set, or without
 // one when the engine cannot tell.
-PyObject* evaluate(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* cond,
-                   PyObject* compiled, PyObject* globals) {
+PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
+                   PyObject* compiled) {
+    PyObject* globals = view.globals;
     if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) {
         // Module and class bodies: f_locals is their namespace itself.
+        if (!view.frame) return nullptr;
 #if PY_VERSION_HEX >= 0x030B0000
-        PyObject* locals = PyFrame_GetLocals(frame);
+        PyObject* locals = PyFrame_GetLocals(view.frame);
 #else
-        PyObject* locals = frame->f_locals;
+        PyObject* locals = view.frame->f_locals;
         Py_XINCREF(locals);
 #endif
         PyObject* value = locals ? PyEval_EvalCode(compiled, globals, locals) : nullptr;
@@ -227,7 +220,7 @@ PyObject* evaluate(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObjec
     PyObject* values[kMaxArgs];
     const std::size_t n = found.slots.size();
     bool all_bound = n <= kMaxArgs;
-    PyObject** fast = frame_localsplus(frame);
+    PyObject** fast = view.localsplus;
     for (std::size_t i = 0; i < n; ++i) {
         const ConditionSlots::Slot& slot = found.slots[i];
         PyObject* value = fast[slot.index];
@@ -253,22 +246,20 @@ PyObject* evaluate(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObjec
 }
 
 // 1 when `cond` is false in the frame, 0 when true, raising, or beyond the engine.
-int is_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* cond) {
+int is_false(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
     if (!PyUnicode_Check(cond)) return 0;
     PyObject* compiled = compiled_condition(cond);
     if (!compiled || compiled == Py_None) return 0;
-    PyObject* globals = globals_of(frame);
 #if PY_VERSION_HEX < 0x030C0000
     // As inside bdb's trace function: what the condition calls is not traced (the patched code's
     // check runs outside any trace function; 3.12's callbacks run with tracing already counted).
     PyThreadState* ts = PyThreadState_Get();
     ++ts->tracing;
 #endif
-    PyObject* value = evaluate(frame, code, info, cond, compiled, globals);
+    PyObject* value = evaluate(view, code, info, cond, compiled);
 #if PY_VERSION_HEX < 0x030C0000
     --ts->tracing;
 #endif
-    Py_DECREF(globals);
     int truth = value ? PyObject_IsTrue(value) : -1;
     Py_XDECREF(value);
     return truth == 0 ? 1 : 0;
@@ -301,28 +292,52 @@ PyObject* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     return found;
 }
 
+// A Breakpoint's attribute, new reference or null. bdb.Breakpoint keeps them in its instance
+// dict, read there without the type's lookup; a subclass (which could make them properties)
+// through getattr.
+PyObject* attribute(PyObject* bp, PyObject* dict, PyObject* name) {
+    PyObject* value = dict ? PyDict_GetItemWithError(dict, name) : nullptr;
+    if (value) {
+        Py_INCREF(value);
+        return value;
+    }
+    return PyErr_Occurred() ? nullptr : PyObject_GetAttr(bp, name);
+}
+
+PyObject* dict_of(PyObject* bp) {
+    if (Py_TYPE(bp) != reinterpret_cast<PyTypeObject*>(state().breakpoint_class)) return nullptr;
+    PyObject* dict = PyObject_GenericGetDict(bp, nullptr);
+    if (!dict) PyErr_Clear();
+    return dict;
+}
+
 // 1: bdb would skip `bp` without a word (disabled); 0: bdb would count a hit and evaluate its
 // condition, which is false; -1: bdb must decide.
-int false_or_disabled(PyFrameObject* frame, PyObject* code, CodeInfo* info, PyObject* bp) {
-    PyObject* enabled = PyObject_GetAttr(bp, g_names.enabled);
+int false_or_disabled(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* bp,
+                      PyObject* dict) {
+    PyObject* enabled = attribute(bp, dict, g_names.enabled);
     int on = enabled ? PyObject_IsTrue(enabled) : -1;
     Py_XDECREF(enabled);
     if (on <= 0) return on == 0 ? 1 : -1;
-    PyObject* funcname = PyObject_GetAttr(bp, g_names.funcname);
+    PyObject* funcname = attribute(bp, dict, g_names.funcname);
     bool by_function = !funcname || funcname != Py_None;
     Py_XDECREF(funcname);
     if (by_function) return -1;
-    PyObject* cond = PyObject_GetAttr(bp, g_names.cond);
+    PyObject* cond = attribute(bp, dict, g_names.cond);
     int has_cond = cond ? PyObject_IsTrue(cond) : -1;
-    int answer = has_cond > 0 && is_false(frame, code, info, cond) ? 0 : -1;
+    int answer = has_cond > 0 && is_false(view, code, info, cond) ? 0 : -1;
     Py_XDECREF(cond);
     return answer;
 }
 
 bool count_hit(PyObject* bp) {
-    PyObject* hits = PyObject_GetAttr(bp, g_names.hits);
+    PyObject* dict = dict_of(bp);
+    PyObject* hits = attribute(bp, dict, g_names.hits);
     PyObject* more = hits ? PyNumber_Add(hits, g_one) : nullptr;
-    int rc = more ? PyObject_SetAttr(bp, g_names.hits, more) : -1;
+    int rc = !more  ? -1
+             : dict ? PyDict_SetItem(dict, g_names.hits, more)
+                    : PyObject_SetAttr(bp, g_names.hits, more);
+    Py_XDECREF(dict);
     Py_XDECREF(hits);
     Py_XDECREF(more);
     return rc == 0;
@@ -344,8 +359,33 @@ void conditions_allow(bool on) {
 
 bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
     if (!g_allowed) return false;
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject* globals = PyFrame_GetGlobals(frame);
+    Py_DECREF(globals);  // the frame holds it
+#else
+    PyObject* globals = frame->f_globals;
+#endif
+    return conditions_false(FrameView{frame_localsplus(frame), globals, frame}, code, line);
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+bool conditions_false_running(PyObject* code, int line) {
+    if (!g_allowed || !(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
+        return false;
+    PyThreadState* ts = PyThreadState_Get();
+#if PY_VERSION_HEX >= 0x030D0000
+    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->current_frame);
+#else
+    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->cframe->current_frame);
+#endif
+    if (!running || running->pointers[0] != code) return false;
+    auto* globals = static_cast<PyObject*>(running->pointers[3]);
+    return conditions_false(FrameView{running->localsplus, globals, nullptr}, code, line);
+}
+#endif
+
+bool conditions_false(const FrameView& view, PyObject* code, int line) {
+    if (!g_allowed) return false;
     CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
     PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
@@ -359,7 +399,9 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
     for (Py_ssize_t i = 0; answered && i < PyList_GET_SIZE(breakpoints); ++i) {
         PyObject* bp = PyList_GET_ITEM(breakpoints, i);
         Py_INCREF(bp);
-        int verdict = false_or_disabled(frame, code, info, bp);
+        PyObject* dict = dict_of(bp);
+        int verdict = false_or_disabled(view, code, info, bp, dict);
+        Py_XDECREF(dict);
         answered = verdict >= 0 && !(verdict == 0 && ncounted == kMaxCounted);
         if (answered && verdict == 0) {
             counted[ncounted++] = bp;
@@ -372,8 +414,7 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
         Py_DECREF(counted[i]);
     }
     Py_XDECREF(breakpoints);
-    PyErr_Clear();
-    PyErr_Restore(type, value, traceback);
+    if (PyErr_Occurred()) PyErr_Clear();
     if (answered) ++state().conditions_false;
     return answered;
 }

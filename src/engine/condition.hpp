@@ -54,6 +54,15 @@ struct ConditionCache {
     ~ConditionCache();
 };
 
+// What the engine reads of a running frame: its fast locals (frame_access.hpp) and globals
+// (borrowed), and its frame object when there is one (needed for module and class bodies only).
+struct FrameView {
+    PyObject** localsplus;
+    PyObject* globals;
+    PyFrameObject* frame;
+};
+bool conditions_false(const FrameView& view, PyObject* code, int line);
+
 // Whether the engine answers conditions at all (DPDB_ENGINE=nocond turns it off).
 void conditions_allow(bool on);
 
@@ -61,7 +70,15 @@ void conditions_allow(bool on);
 // (nobody steps to it): true when every enabled breakpoint there has a condition that is false
 // now, the hits then counted as bdb counts them, so that bdb need not hear of the event. False
 // when bdb must decide (a breakpoint without condition or by function name, a condition true,
-// raising or beyond the engine), with nothing changed. Never leaves an exception set.
+// raising or beyond the engine), with nothing changed. Called, and returns, with no exception
+// set (as at every line event).
 bool conditions_false(PyFrameObject* frame, PyObject* code, int line);
+
+#if PY_VERSION_HEX >= 0x030C0000
+// The same for the frame running `code` on this thread (a sys.monitoring callback's), read
+// without its frame object, which need not be made for an event that goes no further. Module and
+// class bodies are left to the caller.
+bool conditions_false_running(PyObject* code, int line);
+#endif
 
 }  // namespace dpdb::engine
