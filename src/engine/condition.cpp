@@ -229,8 +229,13 @@ PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObje
         all_bound = all_bound && value;
     }
     if (all_bound) {
-        if (PyObject* function = function_for(found, cond, globals))
-            return PyObject_Vectorcall(function, values, n, nullptr);
+        if (PyObject* function = function_for(found, cond, globals)) {
+            // Held: while the condition runs, another thread may remake the slot's function.
+            Py_INCREF(function);
+            PyObject* value = PyObject_Vectorcall(function, values, n, nullptr);
+            Py_DECREF(function);
+            return value;
+        }
     }
     // What f_locals holds of the names: an unbound variable is left out, as f_locals leaves it.
     PyObject* locals = PyDict_New();
