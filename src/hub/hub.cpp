@@ -361,7 +361,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return breakpoints_request(client, message);
         }
         if (type == "stacks") return stacks_request(client, message);
-        if (type == "pause_process" || type == "release_process") {
+        if (type == "pause_process" || type == "release_process" || type == "debug_process") {
             return process_order(client, message);
         }
         if (type == "log") return log_request(client, message);
@@ -621,7 +621,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    // dpdb pause and dpdb detach -p: an order to one process as a whole.
+    // dpdb pause, dpdb detach -p and dpdb attach -p: an order to one process as a whole.
     void process_order(const ConnectionPtr& client, const Message& message) {
         const auto pid = message.num("pid");
         const auto connection = registry_.connection_of_pid(pid);
@@ -635,6 +635,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                          "pid " + std::to_string(pid) +
                              " runs on without the debugger: breakpoints out, paused threads "
                              "resumed");
+        }
+        if (message.type == "debug_process") {
+            agent->send(make("debug", Json::object()));
+            return reply(client, message, true,
+                         "pid " + std::to_string(pid) + " is debugged again: breakpoints armed");
         }
         agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
         reply(client, message, true,
