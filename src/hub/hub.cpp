@@ -322,10 +322,23 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 body.erase("t");
                 body["sid"] = session->id;
                 client->send(make(type, std::move(body)));
+                hold_while_congested(agent, client);
             }
         } else {
             protocol_violation(agent, type);
         }
+    }
+
+    // A console that cannot take the session's output yet (its terminal is not read) holds the
+    // agent back, as a terminal holds a program: the hub stops reading it, its writes block,
+    // and it goes on once the console has caught up. Without this the hub would queue the
+    // output until its bound and then drop the console.
+    static void hold_while_congested(const ConnectionPtr& agent, const ConnectionPtr& client) {
+        if (!client->congested() || agent->reading_held()) return;
+        agent->hold_reading();
+        client->when_drained([weak = std::weak_ptr<Connection>(agent)] {
+            if (auto held = weak.lock()) held->resume_reading();
+        });
     }
 
     void close_session(Session& session, const std::string& reason) {
