@@ -11,8 +11,9 @@ breakpoint, a step/next/return/until target, an exception in a stepped frame), a
 ``self.trace_dispatch`` exactly as CPython's trampoline would. Everything bdb and pdb decide —
 ``stop_here``, ``break_here``, conditions, ignore counts, temporary breakpoints, ``commands``,
 ``display``, ``retval`` — is still decided by their own code. The one shortcut: at a breakpoint
-line where every enabled breakpoint has a condition, the engine evaluates the conditions in the
-frame, and while all are false it only counts the hits as bdb would (src/engine/condition.hpp).
+line with a condition, the engine does bdb.effective()'s work in the frame (hits, conditions,
+ignore counts) and calls bdb only when a breakpoint stops there, handing effective()'s answer
+over so that no condition runs twice (src/engine/condition.hpp).
 
 Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 
@@ -168,11 +169,25 @@ def _watch_bplist():
         bdb.Breakpoint.bplist = _WatchedBplist(bdb.Breakpoint.bplist)
 
 
+_bdb_effective = bdb.effective
+
+
+def _effective(filename, lineno, frame):
+    # The engine did effective()'s work for the line it is delivering (hits, conditions, ignore
+    # counts): its answer, so that no condition runs twice.
+    verdict = _native.take_verdict(frame, lineno)
+    if verdict is not None:
+        return verdict
+    return _bdb_effective(filename, lineno, frame)
+
+
 def _ensure_initialised(strategy):
     global _initialised
     with _init_lock:
         if not _initialised:
             _native.init(_canonic)
+            # bdb.Bdb.break_here calls it by its global name, dpdb's Debugger as bdb.effective.
+            bdb.effective = _effective
             _initialised = True
         _native.allow(gate=strategy in ("native", "nocond", "noswap", "gate"),
                       patch=strategy in ("native", "nocond", "noswap"),

@@ -10,8 +10,16 @@
 namespace dpdb::engine {
 namespace {
 
+// What the engine reads of a running frame: its fast locals (frame_access.hpp) and globals
+// (borrowed), and its frame object if it has one (needed for module and class bodies only).
+struct FrameView {
+    PyObject** localsplus;
+    PyObject* globals;
+    PyFrameObject* frame;
+};
+
 bool g_allowed = true;
-PyObject* g_one = nullptr;
+PyObject* g_zero = nullptr;
 // cond string -> its compiled code, or None where the engine leaves the condition to bdb.
 PyObject* g_compiled = nullptr;
 
@@ -21,18 +29,19 @@ struct Names {
     PyObject* funcname;
     PyObject* cond;
     PyObject* hits;
+    PyObject* ignore;
 };
 Names g_names{};
 
 bool ensure_names() {
     if (g_names.hits) return true;
     g_compiled = PyDict_New();
-    g_one = PyLong_FromLong(1);
-    g_names = {PyUnicode_InternFromString("bplist"), PyUnicode_InternFromString("enabled"),
+    g_zero = PyLong_FromLong(0);
+    g_names = {PyUnicode_InternFromString("bplist"),   PyUnicode_InternFromString("enabled"),
                PyUnicode_InternFromString("funcname"), PyUnicode_InternFromString("cond"),
-               PyUnicode_InternFromString("hits")};
-    return g_compiled && g_one && g_names.bplist && g_names.enabled && g_names.funcname &&
-           g_names.cond && g_names.hits;
+               PyUnicode_InternFromString("hits"),     PyUnicode_InternFromString("ignore")};
+    return g_compiled && g_zero && g_names.bplist && g_names.enabled && g_names.funcname &&
+           g_names.cond && g_names.hits && g_names.ignore;
 }
 
 // Calls that read the evaluating frame's own namespace would see the small mapping instead of
@@ -250,11 +259,20 @@ PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObje
     return value;
 }
 
-// 1 when `cond` is false in the frame, 0 when true, raising, or beyond the engine.
-int is_false(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
-    if (!PyUnicode_Check(cond)) return 0;
+// Whether the engine can evaluate `cond` in this frame as bdb would (checked before anything is
+// evaluated or counted, so that a line is either the engine's or bdb's).
+bool evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
+    if (!PyUnicode_Check(cond)) return false;
     PyObject* compiled = compiled_condition(cond);
-    if (!compiled || compiled == Py_None) return 0;
+    if (!compiled || compiled == Py_None) return false;
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return view.frame;
+    return slots_for(code, info, compiled).usable;
+}
+
+// The truth of an evaluable `cond` in the frame: 1, 0, or -1 when it raised (bdb's bare except).
+int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
+    PyObject* compiled = compiled_condition(cond);
+    if (!compiled || compiled == Py_None) return -1;
 #if PY_VERSION_HEX < 0x030C0000
     // As inside bdb's trace function: what the condition calls is not traced (the patched code's
     // check runs outside any trace function; 3.12's callbacks run with tracing already counted).
@@ -267,7 +285,8 @@ int is_false(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* co
 #endif
     int truth = value ? PyObject_IsTrue(value) : -1;
     Py_XDECREF(value);
-    return truth == 0 ? 1 : 0;
+    if (truth < 0) PyErr_Clear();
+    return truth;
 }
 
 // bdb.Breakpoint.bplist[file of code, line]: a list, borrowed (kept by the code's cache for
@@ -316,36 +335,131 @@ PyObject* dict_of(PyObject* bp) {
     return dict;
 }
 
-// 1: bdb would skip `bp` without a word (disabled); 0: bdb would count a hit and evaluate its
-// condition, which is false; -1: bdb must decide.
-int false_or_disabled(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* bp,
-                      PyObject* dict) {
-    PyObject* enabled = attribute(bp, dict, g_names.enabled);
-    int on = enabled ? PyObject_IsTrue(enabled) : -1;
-    Py_XDECREF(enabled);
-    if (on <= 0) return on == 0 ? 1 : -1;
-    PyObject* funcname = attribute(bp, dict, g_names.funcname);
-    bool by_function = !funcname || funcname != Py_None;
-    Py_XDECREF(funcname);
-    if (by_function) return -1;
-    PyObject* cond = attribute(bp, dict, g_names.cond);
-    int has_cond = cond ? PyObject_IsTrue(cond) : -1;
-    int answer = has_cond > 0 && is_false(view, code, info, cond) ? 0 : -1;
-    Py_XDECREF(cond);
+// The attributes bdb.effective() reads of one breakpoint (new references, null if missing).
+struct Fields {
+    PyObject* bp = nullptr;
+    PyObject* dict = nullptr;
+    bool enabled = false;
+    PyObject* cond = nullptr;
+    bool has_cond = false;
+    bool by_function = true;
+
+    explicit Fields(PyObject* breakpoint) : bp(breakpoint), dict(dict_of(breakpoint)) {
+        Py_INCREF(bp);
+        PyObject* on = attribute(bp, dict, g_names.enabled);
+        enabled = on && PyObject_IsTrue(on) > 0;
+        Py_XDECREF(on);
+        PyObject* funcname = attribute(bp, dict, g_names.funcname);
+        by_function = !funcname || funcname != Py_None;
+        Py_XDECREF(funcname);
+        cond = attribute(bp, dict, g_names.cond);
+        has_cond = cond && PyObject_IsTrue(cond) > 0;
+    }
+    ~Fields() {
+        Py_XDECREF(cond);
+        Py_XDECREF(dict);
+        Py_DECREF(bp);
+    }
+    Fields(const Fields&) = delete;
+    Fields& operator=(const Fields&) = delete;
+
+    // bp.<name> += delta; false with an exception set on failure.
+    bool add(PyObject* name, long delta) {
+        PyObject* now = attribute(bp, dict, name);
+        PyObject* step = now ? PyLong_FromLong(delta) : nullptr;
+        PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
+        int rc = !next  ? -1
+                 : dict ? PyDict_SetItem(dict, name, next)
+                        : PyObject_SetAttr(bp, name, next);
+        Py_XDECREF(now);
+        Py_XDECREF(step);
+        Py_XDECREF(next);
+        return rc == 0;
+    }
+    // bdb's `b.ignore > 0`, then `b.ignore -= 1`: whether this hit is ignored.
+    bool ignored() {
+        PyObject* now = attribute(bp, dict, g_names.ignore);
+        int positive = now ? PyObject_RichCompareBool(now, g_zero, Py_GT) : -1;
+        Py_XDECREF(now);
+        return positive > 0 && add(g_names.ignore, -1);
+    }
+};
+
+enum class Answer { kBdb, kNoStop, kStop };
+
+// bdb.effective(file, line, frame) for a line whose breakpoints all have no function name, some
+// a condition the engine can evaluate: kStop with the breakpoint and effective()'s flag, or
+// kNoStop, with hits and ignore counts changed as effective() changes them. kBdb, with nothing
+// evaluated or changed, where bdb must decide.
+Answer effective(const FrameView& view, PyObject* code, int line, PyObject** stop_at, bool* flag) {
+    CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
+    if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
+    PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
+    if (!breakpoints) return Answer::kBdb;
+    bool any_cond = false;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(breakpoints); ++i) {
+        Fields bp(PyList_GET_ITEM(breakpoints, i));
+        if (!bp.enabled) continue;
+        if (bp.by_function || (bp.has_cond && !evaluable(view, code, info, bp.cond)))
+            return Answer::kBdb;
+        any_cond |= bp.has_cond;
+    }
+    // Plain breakpoints only: nothing to gain, bdb decides as ever.
+    if (!any_cond) return Answer::kBdb;
+    // A condition may add or remove breakpoints: the list is held while it is gone through.
+    Py_INCREF(breakpoints);
+    Answer answer = Answer::kNoStop;
+    for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < PyList_GET_SIZE(breakpoints); ++i) {
+        Fields bp(PyList_GET_ITEM(breakpoints, i));
+        if (!bp.enabled || bp.by_function) continue;
+        bp.add(g_names.hits, 1);
+        int truth = bp.has_cond ? truth_of(view, code, info, bp.cond) : 1;
+        if (truth == 0 || (truth > 0 && bp.ignored())) continue;
+        answer = Answer::kStop;
+        *flag = truth > 0;
+        Py_INCREF(bp.bp);
+        *stop_at = bp.bp;
+    }
+    Py_DECREF(breakpoints);
+    if (PyErr_Occurred()) PyErr_Clear();
     return answer;
 }
 
-bool count_hit(PyObject* bp) {
-    PyObject* dict = dict_of(bp);
-    PyObject* hits = attribute(bp, dict, g_names.hits);
-    PyObject* more = hits ? PyNumber_Add(hits, g_one) : nullptr;
-    int rc = !more  ? -1
-             : dict ? PyDict_SetItem(dict, g_names.hits, more)
-                    : PyObject_SetAttr(bp, g_names.hits, more);
-    Py_XDECREF(dict);
-    Py_XDECREF(hits);
-    Py_XDECREF(more);
-    return rc == 0;
+// effective()'s answer for a line bdb is about to hear of, kept for bdb (take_verdict) so that
+// no condition runs twice: the engine's own thread's, as bdb asks within the same call.
+struct Verdict {
+    PyObject* frame = nullptr;  // strong
+    int line = 0;
+    PyObject* bp = nullptr;  // strong
+    bool flag = false;
+};
+thread_local Verdict t_verdict;
+
+void keep_verdict(PyFrameObject* frame, int line, PyObject* bp, bool flag) {
+    conditions_forget();
+    Py_INCREF(frame);
+    t_verdict = {reinterpret_cast<PyObject*>(frame), line, bp, flag};
+}
+
+// Answers the line from `view` (`frame`, if known, is its frame object; else it is made when
+// bdb must hear of the line).
+bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, int line) {
+    if (!g_allowed) return false;
+    if (frame && t_verdict.frame == reinterpret_cast<PyObject*>(frame) && t_verdict.line == line)
+        return false;  // answered already (3.12's callback, 3.9-3.11's check): bdb takes it
+    PyObject* bp = nullptr;
+    bool flag = false;
+    Answer answer = effective(view, code, line, &bp, &flag);
+    if (answer == Answer::kStop) {
+        if (!frame) frame = PyEval_GetFrame();
+        if (frame) {
+            keep_verdict(frame, line, bp, flag);
+        } else {
+            Py_DECREF(bp);
+        }
+    }
+    if (answer == Answer::kNoStop) ++state().conditions_false;
+    return answer == Answer::kNoStop;
 }
 
 }  // namespace
@@ -370,7 +484,7 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
 #else
     PyObject* globals = frame->f_globals;
 #endif
-    return conditions_false(FrameView{frame_localsplus(frame), globals, frame}, code, line);
+    return answer_line(FrameView{frame_localsplus(frame), globals, frame}, frame, code, line);
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -385,43 +499,20 @@ bool conditions_false_running(PyObject* code, int line) {
 #endif
     if (!running || running->pointers[0] != code) return false;
     auto* globals = static_cast<PyObject*>(running->pointers[3]);
-    return conditions_false(FrameView{running->localsplus, globals, nullptr}, code, line);
+    return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, line);
 }
 #endif
 
-bool conditions_false(const FrameView& view, PyObject* code, int line) {
-    if (!g_allowed) return false;
-    CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
-    if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
-    PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
-    bool answered = breakpoints != nullptr;
-    // A condition may add or remove breakpoints: the list is held, and so is each breakpoint
-    // while it is looked at.
-    Py_XINCREF(breakpoints);
-    constexpr Py_ssize_t kMaxCounted = 8;
-    PyObject* counted[kMaxCounted];
-    Py_ssize_t ncounted = 0;
-    for (Py_ssize_t i = 0; answered && i < PyList_GET_SIZE(breakpoints); ++i) {
-        PyObject* bp = PyList_GET_ITEM(breakpoints, i);
-        Py_INCREF(bp);
-        PyObject* dict = dict_of(bp);
-        int verdict = false_or_disabled(view, code, info, bp, dict);
-        Py_XDECREF(dict);
-        answered = verdict >= 0 && !(verdict == 0 && ncounted == kMaxCounted);
-        if (answered && verdict == 0) {
-            counted[ncounted++] = bp;
-        } else {
-            Py_DECREF(bp);
-        }
-    }
-    for (Py_ssize_t i = 0; i < ncounted; ++i) {
-        answered = answered && count_hit(counted[i]);
-        Py_DECREF(counted[i]);
-    }
-    Py_XDECREF(breakpoints);
-    if (PyErr_Occurred()) PyErr_Clear();
-    if (answered) ++state().conditions_false;
-    return answered;
+void conditions_forget() {
+    Py_CLEAR(t_verdict.frame);
+    Py_CLEAR(t_verdict.bp);
+}
+
+PyObject* take_verdict(PyObject* frame, int line) {
+    if (!t_verdict.frame || t_verdict.frame != frame || t_verdict.line != line) Py_RETURN_NONE;
+    PyObject* verdict = Py_BuildValue("(OO)", t_verdict.bp, t_verdict.flag ? Py_True : Py_False);
+    conditions_forget();
+    return verdict;
 }
 
 }  // namespace dpdb::engine

@@ -1,19 +1,22 @@
-// Breakpoint conditions answered in the engine: at a breakpoint line where every enabled
-// breakpoint has a condition, the engine evaluates the conditions in the frame itself, and bdb
-// hears of the event only when one of them is true or raises. Otherwise each hit costs what bdb
-// costs: a locals mapping of the whole frame, a call into Python, effective() compiling the
-// condition anew.
+// Breakpoint conditions answered in the engine: at a breakpoint line with a condition, the
+// engine does what bdb.effective() does (hits, conditions, ignore counts) in the frame itself,
+// and bdb hears of the event only when a breakpoint stops there (a condition true or raising).
+// Otherwise each hit costs what bdb costs: a locals mapping of the whole frame, a call into
+// Python, effective() compiling the condition anew.
 //
-// pdb's Breakpoint objects stay the truth: enabled, funcname and cond are read at every hit, so
-// `condition N`, `disable` and `enable` take effect at once. When the engine answers, it counts
-// the hits as bdb.effective() counts them (every enabled breakpoint, true condition or not); when
-// it cannot answer, it leaves everything to bdb, which evaluates the conditions again.
+// pdb's Breakpoint objects stay the truth: enabled, funcname, cond, hits and ignore are read at
+// every hit, so `condition N`, `ignore N`, `disable` and `enable` take effect at once. A line the
+// engine cannot do all of (a breakpoint by function name, a condition beyond it) is bdb's alone,
+// and one with plain breakpoints only too. When a breakpoint stops, bdb's effective() is given the
+// engine's answer (python/dpdb/_engine.py), so that no condition runs twice: a condition with a
+// side effect (dpdb pause's) sees each hit once, as under pdb.
 //
-// A condition is evaluated as bdb's eval(cond, f_globals, f_locals) does, with a mapping of only
-// the frame's variables the condition names, read from the frame's fast locals and cells: LOAD_NAME
-// finds the same values, and an unbound variable falls back to the globals as it does in
-// f_locals. A condition that could see the difference (locals(), vars(), dir(), eval(), exec(),
-// an assignment expression) goes to bdb.
+// A condition is evaluated as bdb's eval(cond, f_globals, f_locals) does, with only the frame's
+// variables the condition names, read from the frame's fast locals and cells: while all are bound
+// as the arguments of `lambda <names>: (cond)`, else as a mapping of the bound ones (f_locals
+// leaves an unbound one out, and the global of that name answers). A condition that could see the
+// difference (locals(), vars(), dir(), eval(), exec(), an assignment expression, a variable of a
+// comprehension inlined into the frame) is bdb's.
 #pragma once
 
 #include <Python.h>
@@ -54,25 +57,23 @@ struct ConditionCache {
     ~ConditionCache();
 };
 
-// What the engine reads of a running frame: its fast locals (frame_access.hpp) and globals
-// (borrowed), and its frame object when there is one (needed for module and class bodies only).
-struct FrameView {
-    PyObject** localsplus;
-    PyObject* globals;
-    PyFrameObject* frame;
-};
-bool conditions_false(const FrameView& view, PyObject* code, int line);
-
 // Whether the engine answers conditions at all (DPDB_ENGINE=nocond turns it off).
 void conditions_allow(bool on);
 
 // For a line event at `line` of `frame` that bdb would receive only to look for a breakpoint
-// (nobody steps to it): true when every enabled breakpoint there has a condition that is false
-// now, the hits then counted as bdb counts them, so that bdb need not hear of the event. False
-// when bdb must decide (a breakpoint without condition or by function name, a condition true,
-// raising or beyond the engine), with nothing changed. Called, and returns, with no exception
-// set (as at every line event).
+// (nobody steps to it): true when the engine answered it and bdb need not hear of it (every
+// enabled breakpoint there false or disabled, hits and ignore counts changed as bdb.effective()
+// changes them). False when bdb must hear of it: with the engine's verdict kept for bdb's
+// effective() (take_verdict) when it evaluated the conditions and one stops, else with nothing
+// evaluated or changed (a breakpoint by function name, no condition, a condition beyond the
+// engine). Called, and returns, with no exception set (as at every line event).
 bool conditions_false(PyFrameObject* frame, PyObject* code, int line);
+
+// The verdict kept for bdb, as bdb.effective(file, line, frame) returns it, if it is for this
+// frame and line (then it is given once), else None. New reference.
+PyObject* take_verdict(PyObject* frame, int line);
+// Drops the verdict bdb did not take (the line's event went to bdb and back).
+void conditions_forget();
 
 #if PY_VERSION_HEX >= 0x030C0000
 // The same for the frame running `code` on this thread (a sys.monitoring callback's), read

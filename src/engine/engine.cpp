@@ -472,9 +472,12 @@ int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int
             if (event == Event::kOpcode) stop = stop && frame_trace_opcodes(frame);
             if (!stop && !info->is_bp_line(line)) return 0;
             if (!stop && event == Event::kLine && conditions_false(frame, code, line)) return 0;
-            if (!s && !(s = adopt(frame))) return PyErr_Occurred() ? -1 : 0;
-            if (s->quitting) return 0;
-            return forward(s, frame, event, arg);
+            int rc = 0;
+            if (!s) s = adopt(frame);
+            if (s && !s->quitting) rc = forward(s, frame, event, arg);
+            if (!s && PyErr_Occurred()) rc = -1;
+            conditions_forget();
+            return rc;
         }
         case Event::kReturn:
             if (!s || s->quitting) return 0;

@@ -57,6 +57,11 @@ NB_MODULE(_engine_native, m) {
         "sys.monitoring took out of a code object put back once its events are off. conditions: "
         "breakpoint conditions evaluated in the frame by the engine, bdb hearing of a line only "
         "when one is true or raises.");
+    m.def(
+        "take_verdict",
+        [](nb::handle frame, int line) { return nb::steal(take_verdict(frame.ptr(), line)); },
+        "What bdb.effective(file, line, frame) returns for the line event the engine is "
+        "delivering, whose conditions it evaluated already; else None.");
     m.def("stats", []() {
         State& st = state();
         nb::dict d;

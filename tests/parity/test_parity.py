@@ -164,6 +164,10 @@ SCENARIOS = {
         "b 8, i < 0", "b 8, i == 2", "c", "p i", "b", "disable 2", "b 17", "c", "b", "cl", "y",
         "c",
     ]),
+    # Each hit evaluates the condition once: it stops at the third hit, and counts 10 in all.
+    "condition_side_effect": ("conditions.py", [
+        "b 8, __import__('ticker').tick()", "c", "p i, __import__('ticker').ticks", "b", "c",
+    ]),
     # Closure variables (cells, and an argument that is a cell), a local still unbound (bdb's
     # f_locals leaves it out: the global of that name answers), a module body's loop.
     "condition_variables": ("conditions.py", [

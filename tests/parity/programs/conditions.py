@@ -50,3 +50,6 @@ count = 0
 for m in range(6):
     count += m
 print("count", count)
+import sys  # noqa: E402
+
+print("ticks", getattr(sys.modules.get("ticker"), "ticks", None))
