@@ -344,8 +344,11 @@ struct Fields {
     bool has_cond = false;
     bool by_function = true;
 
-    explicit Fields(PyObject* breakpoint) : bp(breakpoint), dict(dict_of(breakpoint)) {
+    Fields() = default;
+    void read(PyObject* breakpoint) {
+        bp = breakpoint;
         Py_INCREF(bp);
+        dict = dict_of(bp);
         PyObject* on = attribute(bp, dict, g_names.enabled);
         enabled = on && PyObject_IsTrue(on) > 0;
         Py_XDECREF(on);
@@ -358,7 +361,7 @@ struct Fields {
     ~Fields() {
         Py_XDECREF(cond);
         Py_XDECREF(dict);
-        Py_DECREF(bp);
+        Py_XDECREF(bp);
     }
     Fields(const Fields&) = delete;
     Fields& operator=(const Fields&) = delete;
@@ -396,9 +399,15 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
     PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
     if (!breakpoints) return Answer::kBdb;
+    // What effective() reads of each breakpoint, read once before any condition runs.
+    constexpr Py_ssize_t kMaxBreakpoints = 8;
+    const Py_ssize_t n = PyList_GET_SIZE(breakpoints);
+    if (n > kMaxBreakpoints) return Answer::kBdb;
+    Fields fields[kMaxBreakpoints];
     bool any_cond = false;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(breakpoints); ++i) {
-        Fields bp(PyList_GET_ITEM(breakpoints, i));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        Fields& bp = fields[i];
+        bp.read(PyList_GET_ITEM(breakpoints, i));
         if (!bp.enabled) continue;
         if (bp.by_function || (bp.has_cond && !evaluable(view, code, info, bp.cond)))
             return Answer::kBdb;
@@ -406,12 +415,10 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
     }
     // Plain breakpoints only: nothing to gain, bdb decides as ever.
     if (!any_cond) return Answer::kBdb;
-    // A condition may add or remove breakpoints: the list is held while it is gone through.
-    Py_INCREF(breakpoints);
     Answer answer = Answer::kNoStop;
-    for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < PyList_GET_SIZE(breakpoints); ++i) {
-        Fields bp(PyList_GET_ITEM(breakpoints, i));
-        if (!bp.enabled || bp.by_function) continue;
+    for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < n; ++i) {
+        Fields& bp = fields[i];
+        if (!bp.enabled) continue;
         bp.add(g_names.hits, 1);
         int truth = bp.has_cond ? truth_of(view, code, info, bp.cond) : 1;
         if (truth == 0 || (truth > 0 && bp.ignored())) continue;
@@ -420,7 +427,6 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
         Py_INCREF(bp.bp);
         *stop_at = bp.bp;
     }
-    Py_DECREF(breakpoints);
     if (PyErr_Occurred()) PyErr_Clear();
     return answer;
 }
