@@ -1,6 +1,7 @@
 """Benchmark workloads. Each hot function holds a line that never runs: the 'same' configurations
 put their breakpoint there (marked HOT). The 'cond' configurations put a breakpoint whose
-condition (CONDITIONS) is never true on the line that runs most (marked COND)."""
+condition (CONDITIONS) is never true on a line that runs (marked COND): for call and loop the line
+that runs most."""
 import json
 import re
 import textwrap
@@ -46,8 +47,8 @@ def std_once():
     doc = {"words": _TEXT.split(), "n": 42, "nested": {"a": [1, 2, 3], "b": "x" * 20}}
     back = json.loads(json.dumps(doc))
     counts = Counter(back["words"])
-    titled = _WORD.sub(lambda m: m.group(1).upper() + m.group(2), _TEXT)  # COND:std
-    wrapped = textwrap.fill(titled, width=40)
+    titled = _WORD.sub(lambda m: m.group(1).upper() + m.group(2), _TEXT)
+    wrapped = textwrap.fill(titled, width=40)  # COND:std
     if not counts:
         unreachable()  # HOT:std
     return len(wrapped)
