@@ -10,8 +10,17 @@ namespace dpdb::engine {
 
 State g_state;
 
-CodeInfo::CodeInfo() = default;
-CodeInfo::~CodeInfo() = default;
+PyObject* canonic_filename(PyObject* filename) {
+    State& st = state();
+    PyObject* hit = PyDict_GetItemWithError(st.canonic_cache, filename);
+    if (hit) return hit;
+    if (PyErr_Occurred()) return nullptr;
+    PyObject* canonic = PyObject_CallOneArg(st.canonic, filename);
+    if (!canonic) return nullptr;
+    int rc = PyDict_SetItem(st.canonic_cache, filename, canonic);
+    Py_DECREF(canonic);
+    return rc < 0 ? nullptr : canonic;
+}
 
 bool CodeInfo::is_bp_line(int line) const {
     if (!in_bp_file) return false;
@@ -30,22 +39,6 @@ thread_local ThreadCache tls_cache;
 void free_code_info(void* p) {
     delete static_cast<CodeInfo*>(p);
 }
-
-}  // namespace
-
-PyObject* canonic_filename(PyObject* filename) {
-    State& st = state();
-    PyObject* hit = PyDict_GetItemWithError(st.canonic_cache, filename);
-    if (hit) return hit;
-    if (PyErr_Occurred()) return nullptr;
-    PyObject* canonic = PyObject_CallOneArg(st.canonic, filename);
-    if (!canonic) return nullptr;
-    int rc = PyDict_SetItem(st.canonic_cache, filename, canonic);
-    Py_DECREF(canonic);
-    return rc < 0 ? nullptr : canonic;
-}
-
-namespace {
 
 void clear_ref(PyObject*& ref) {
     Py_CLEAR(ref);

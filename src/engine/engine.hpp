@@ -83,8 +83,6 @@ struct CodeInfo {
     // (condition.hpp); kept for the code's life.
     std::unique_ptr<ConditionCache> conditions;
 
-    CodeInfo();
-    ~CodeInfo();
     bool is_bp_line(int line) const;
 };
 
