@@ -15,6 +15,7 @@
 #include <map>
 
 #include "cli/describe.hpp"
+#include "cli/log_lines.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -443,6 +444,9 @@ void Console::on_event(const std::string& kind, const wire::Json& data) {
         const auto pid = data.value("pid", wire::Json()).dump();
         say("pid " + pid + " crashed with " + data.value("signal", std::string("a signal")) +
             "; `dpdb log " + pid + "` shows its stacks");
+    } else if (kind == "log") {
+        // A logpoint's message, as it comes (dpdb logs keeps them all).
+        if (is_mine(data)) say(log_line_text(data));
     } else if (kind == "session_close") {
         const auto sid = data.value("sid", std::int64_t{0});
         sessions_.erase(sid);
