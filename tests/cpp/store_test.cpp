@@ -66,6 +66,44 @@ TEST(Store, InMemoryKeepsNothingOnDisk) {
     EXPECT_EQ(store.breakpoints().size(), 1u);
 }
 
+TEST(Store, LogpointsKeepTheirMessage) {
+    TempDir dir;
+    {
+        dpdb::hub::Store store(dir.file("hub.sqlite"));
+        store.add_breakpoint({{"spec", "a.py:3"}, {"condition", ""}, {"log", "x={x}"}});
+        store.add_breakpoint({{"spec", "a.py:4"}});
+    }
+    const auto all = dpdb::hub::Store(dir.file("hub.sqlite")).breakpoints();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0]["log"], "x={x}");
+    EXPECT_FALSE(all[1].contains("log"));  // a breakpoint that stops
+}
+
+TEST(Store, LogMessagesComeBackInTimeOrderAfterReopening) {
+    TempDir dir;
+    {
+        dpdb::hub::Store store(dir.file("hub.sqlite"));
+        // Batches from two processes, each in its own order, arriving one after the other.
+        auto first = nlohmann::json::array({{{"time", 2.0}, {"pid", 7}, {"text", "b"}},
+                                            {{"time", 4.0}, {"pid", 7}, {"text", "d"}}});
+        auto second = nlohmann::json::array({{{"time", 1.0}, {"pid", 8}, {"text", "a"}},
+                                             {{"time", 3.0}, {"pid", 8}, {"text", "c"}}});
+        store.add_logs(first);
+        store.add_logs(second);
+        EXPECT_LT(first[1]["seq"].get<std::int64_t>(), second[0]["seq"].get<std::int64_t>());
+    }
+    dpdb::hub::Store reopened(dir.file("hub.sqlite"));
+    std::string order;
+    for (const auto& line : reopened.logs({}, 100)) order += line["text"].get<std::string>();
+    EXPECT_EQ(order, "abcd");
+    order.clear();
+    for (const auto& line : reopened.logs({8}, 100)) order += line["text"].get<std::string>();
+    EXPECT_EQ(order, "ac");
+    order.clear();
+    for (const auto& line : reopened.logs({}, 2)) order += line["text"].get<std::string>();
+    EXPECT_EQ(order, "cd");  // the latest, oldest first
+}
+
 TEST(Store, UnwritablePathIsAClearError) {
     EXPECT_THROW(dpdb::hub::Store("/nonexistent-dir/hub.sqlite"), std::runtime_error);
 }
