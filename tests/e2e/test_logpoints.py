@@ -163,6 +163,10 @@ def test_a_flood_drops_with_a_count_and_the_program_runs_on(dpdb):
     run = dpdb.spawn("dpdb", "run", program("flood.py"), go, str(rounds))
     run.expect("flood ready")
     hot = line_of(program("flood.py"), "the hot line")
+    # A message that does not compile is armed nowhere, and the process says why.
+    broken = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i")
+    assert "! logpoint message: '{' at character 7 is never closed" in broken.stdout, broken.stdout
+    assert dpdb.run("dpdb", "break", "--clear").returncode == 0
     added = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i}")
     assert added.returncode == 0 and "armed in 1 process" in added.stdout, added.stdout
     open(go, "w").close()
