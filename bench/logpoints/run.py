@@ -104,8 +104,9 @@ def main():
         root = tempfile.mkdtemp(prefix="dpdb-bench-")
         job = Job(venv, root)
         try:
-            version = subprocess.run([job.python, "-c", "import sys; print(sys.version.split()[0])"],
-                                     capture_output=True, text=True).stdout.strip()
+            version = subprocess.run(
+                [job.python, "-c", "import sys; print(sys.version.split()[0])"],
+                capture_output=True, text=True).stdout.strip()
             full = statistics.median(job.bare(options.rounds) for _ in range(options.runs))
             print("\nPython %s  bare: %.3f s for %d rounds" % (version, full, options.rounds))
             for name in CONFIGS:

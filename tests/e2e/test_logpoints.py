@@ -52,7 +52,8 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
     assert added.returncode == 0 and "logpoint 1 at" in added.stdout, added.stderr
 
     go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", PIPELINE, go, str(REQUESTS), env=hub.env)
+    run = dpdb.spawn("dpdb", "run", PIPELINE, go, str(REQUESTS),
+                     env=dict(hub.env, DPDB_TAGS="role=pipeline"))
     run.expect(r"pipeline ready (\d+) (\d+) (\d+) (\d+)")
     main, forked, spawned, store = (int(p) for p in run.match.groups())
 
@@ -79,8 +80,8 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
 
     assert results(program_lines(transcript)) == results(expected.splitlines()), transcript
     # dpdb run printed the messages as they came.
-    assert re.search(r"\[dpdb\] \S+ \S+ pid %d \S*\s*frontend: recv req-007: 4 rows" % main,
-                     transcript), transcript
+    assert re.search(r"\[dpdb\] \S+ \S+ pid %d \[role=pipeline\] frontend: recv req-007: 4 rows"
+                     % main, transcript), transcript
 
     messages = wait_for_messages(dpdb, hub, 2 * REQUESTS + 1)
     assert [m["time"] for m in messages] == sorted(m["time"] for m in messages)
@@ -93,6 +94,7 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
                         % (request, sum(range(i % 4 + 1)) * 3)]
         assert (recv["pid"], recv["thread"]) == (main, "frontend")
         assert (parse["pid"], parse["thread"]) == ([forked, spawned][i % 2], "MainThread")
+        assert recv["tags"] == parse["tags"] == {"role": "pipeline"}
         assert recv["time"] <= parse["time"]
         assert recv["bp"] == 1 and parse["bp"] == 2
     only = [m for m in messages if m["text"].startswith("store ")]
@@ -106,7 +108,7 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
     # As they came, in a terminal of their own.
     # (each process's in its order; processes' batches may come in any order)
     expect_all(follow, "store req-003: 180", "recv req-007: 4 rows",
-               r"pid %d MainThread: parse req-007: 18" % spawned)
+               r"pid %d \[role=pipeline\] MainThread: parse req-007: 18" % spawned)
     follow.kill(signal.SIGINT)
     follow.expect(pexpect.EOF)
 
