@@ -161,22 +161,23 @@ def wait_for_messages(dpdb, hub, count):
 
 def test_a_flood_drops_with_a_count_and_the_program_runs_on(dpdb):
     rounds = 30000
+    hub = Hub(dpdb)  # outlives the run: its last messages are counted after it ended
     go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", program("flood.py"), go, str(rounds))
+    run = dpdb.spawn("dpdb", "run", program("flood.py"), go, str(rounds), env=hub.env)
     run.expect("flood ready")
     hot = line_of(program("flood.py"), "the hot line")
     # A message that does not compile is armed nowhere, and the process says why.
-    broken = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i")
+    broken = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i", env=hub.env)
     assert "! logpoint message: '{' at character 7 is never closed" in broken.stdout, broken.stdout
-    assert dpdb.run("dpdb", "break", "--clear").returncode == 0
-    added = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i}")
+    assert dpdb.run("dpdb", "break", "--clear", env=hub.env).returncode == 0
+    added = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i}", env=hub.env)
     assert added.returncode == 0 and "armed in 1 process" in added.stdout, added.stdout
     open(go, "w").close()
     run.expect("flood done %d" % sum(range(rounds)), timeout=120)
     messages = []
 
     def counted():
-        messages[:] = logs(dpdb)
+        messages[:] = logs(dpdb, env=hub.env)
         rounds_seen = [m for m in messages if "dropped" not in m]
         return len(rounds_seen) + sum(m.get("dropped", 0) for m in messages) == rounds
 
