@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -27,6 +28,33 @@ def test_installed_executable_needs_no_python(dpdb):
     # The agent for this interpreter, and the face programs import.
     done = dpdb.run(PYTHON, "-c", "import dpdb, dpdb._agent; print(sorted(dpdb.__all__))")
     assert done.returncode == 0 and "'post_mortem', 'set_trace'" in done.stdout, done.stderr
+
+
+def test_version_names_the_interpreter_and_its_engine(dpdb):
+    done = dpdb.run("dpdb", "--version")
+    assert done.returncode == 0, done.stderr
+    version = "%d.%d" % sys.version_info[:2]
+    assert re.match(r"dpdb \d+\.\d+\.\d+\nPython %s\.\d+ \(.*\), engine native on (tracer|monitoring)\n"
+                    % re.escape(version), done.stdout), done.stdout
+    done = dpdb.run("dpdb", "--version", env={"DPDB_ENGINE": "bdb"})
+    assert done.stdout.rstrip().endswith("engine bdb"), done.stdout
+
+
+def test_python_m_dpdb_works_without_the_scripts_folder_on_path(dpdb):
+    """A container or a user install whose script folder is not on PATH: `python -m dpdb`."""
+    bare = {"PATH": "/usr/bin:/bin"}
+    done = dpdb.run(PYTHON, "-m", "dpdb", "--version", env=bare)
+    assert done.returncode == 0, done.stderr
+    assert "Python %d.%d" % sys.version_info[:2] in done.stdout
+    run = dpdb.spawn(PYTHON, "-m", "dpdb", "run", "-m", "sessions", env=bare, cwd=PROGRAMS)
+    run.expect(r"attached to session \d+")
+    run.expect(PROMPT)
+    run.sendline("p sys.executable == %r" % PYTHON)
+    run.expect("True")
+    run.expect(PROMPT)
+    run.sendline("c")
+    expect_all(run, "results", "program done")
+    finish(run, 0)
 
 
 def test_run_module_with_its_own_arguments(dpdb):
