@@ -6,6 +6,7 @@ import json
 import os
 import re
 import stat
+import shutil
 import subprocess
 import sys
 
@@ -187,3 +188,25 @@ def test_hub_option_names_the_hub(dpdb, where):
     done = dpdb.run(*command)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"processes": [], "sessions": []}
+
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("cmake") or not shutil.which("unshare"),
+                    reason="hides headers in a mount namespace: needs root, cmake and unshare")
+def test_a_source_build_names_the_missing_packages_in_one_line(tmp_path):
+    """Configured where libedit's headers and CLI11's and nlohmann_json's CMake files cannot be
+    found (a mount namespace hides them), the build names the three Debian packages in one line
+    before CMake's own error."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    hidden = ("/usr/include/editline", "/usr/share/cmake/CLI11", "/usr/share/cmake/nlohmann_json")
+    script = " && ".join(["mount --bind %s %s" % (empty, folder) for folder in hidden] + [
+        "cmake -S %s -B %s -G Ninja" % (source, tmp_path / "build")])
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    line = next(line for line in done.stderr.splitlines() if line.startswith("dpdb: "))
+    assert line.startswith("dpdb: to build from source, install: sudo apt-get install "), line
+    for package in ("nlohmann-json3-dev", "libcli11-dev", "libedit-dev"):
+        assert package in line
