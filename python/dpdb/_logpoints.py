@@ -40,13 +40,16 @@ class Message:
 
     def render(self, frame):
         out = []
+        scope = None  # f_locals builds a mapping: once per message
         for part in self.parts:
             if isinstance(part, str):
                 out.append(part)
                 continue
             code, source = part
+            if scope is None:
+                scope = frame.f_locals
             try:
-                out.append(eval(code, frame.f_globals, frame.f_locals))
+                out.append(eval(code, frame.f_globals, scope))
             except Exception as error:
                 out.append("<%s raised %s: %s>" % (source, type(error).__name__, error))
         return "".join(out)

@@ -457,8 +457,9 @@ void Console::on_event(const std::string& kind, const wire::Json& data) {
             (kind == "process_start" ? program_linked_ : program_gone_) = true;
         }
     } else if (kind == "log") {
-        // A logpoint's message, as it comes (dpdb logs keeps them all).
-        if (is_mine(data)) say(log_line_text(data));
+        // A logpoint's message of this run's processes, as it comes (dpdb logs keeps them all);
+        // `dpdb attach` is about one session and shows none.
+        if (options_.follow == Follow::Run && is_mine(data)) say(log_line_text(data));
     } else if (kind == "session_close") {
         const auto sid = data.value("sid", std::int64_t{0});
         sessions_.erase(sid);
