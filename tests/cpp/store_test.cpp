@@ -1,6 +1,7 @@
 #include "hub/store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -77,6 +78,27 @@ TEST(Store, LogpointsKeepTheirMessage) {
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(all[0]["log"], "x={x}");
     EXPECT_FALSE(all[1].contains("log"));  // a breakpoint that stops
+}
+
+TEST(Store, AStoreFromBeforeLogpointsKeepsItsBreakpoints) {
+    TempDir dir;
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("hub.sqlite").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE breakpoints (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                           " spec TEXT NOT NULL, condition TEXT NOT NULL, created REAL NOT NULL);"
+                           "INSERT INTO breakpoints (spec, condition, created)"
+                           " VALUES ('old.py:3', 'i > 1', 0)",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    dpdb::hub::Store store(dir.file("hub.sqlite"));
+    store.add_breakpoint({{"spec", "new.py:4"}, {"log", "n={n}"}});
+    const auto all = store.breakpoints();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0]["spec"], "old.py:3");
+    EXPECT_FALSE(all[0].contains("log"));
+    EXPECT_EQ(all[1]["log"], "n={n}");
 }
 
 TEST(Store, LogMessagesComeBackInTimeOrderAfterReopening) {

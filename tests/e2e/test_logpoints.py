@@ -145,7 +145,8 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
     hub.child.expect(pexpect.EOF)
     again = Hub(dpdb, "--state-dir", state)
     assert logs(dpdb, env=again.env) == messages
-    assert "logpoint" not in dpdb.run("dpdb", "break", "--list", env=again.env).stderr
+    listed = dpdb.run("dpdb", "break", "--list", env=again.env).stdout
+    assert 'log "recv {request}: {len(rows)} rows"' in listed, listed
 
 
 def wait_for_messages(dpdb, hub, count):
