@@ -483,6 +483,15 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             {{"id", request.num("id")}, {"ok", ok}, {"message", text}, {"data", std::move(data)}}));
     }
 
+    // An answer in pages: a "result" each, all with the request's id, all but the last "more".
+    static void send_result_pages(Connection& client, std::int64_t id, std::vector<Json> pages) {
+        for (std::size_t i = 0; i < pages.size(); ++i) {
+            Json page = {{"id", id}, {"ok", true}, {"message", ""}, {"data", std::move(pages[i])}};
+            if (i + 1 < pages.size()) page["more"] = true;
+            client.send(make("result", std::move(page)));
+        }
+    }
+
     void breakpoints_request(const ConnectionPtr& client, const Message& message) {
         const auto& type = message.type;
         if (type == "break_add") {
@@ -626,15 +635,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             }
             if (auto client = connection(request.client)) {
                 // The stacks of a whole job outgrow a frame: pages (hub/pages.hpp).
-                auto pages = paginate({{"processes", std::move(request.processes)}}, shrink_stacks);
-                for (std::size_t i = 0; i < pages.size(); ++i) {
-                    Json page = {{"id", request.client_request},
-                                 {"ok", true},
-                                 {"message", ""},
-                                 {"data", std::move(pages[i])}};
-                    if (i + 1 < pages.size()) page["more"] = true;
-                    client->send(make("result", std::move(page)));
-                }
+                send_result_pages(
+                    *client, request.client_request,
+                    paginate({{"processes", std::move(request.processes)}}, shrink_stacks));
             }
             it = stacks_requests_.erase(it);
         }
@@ -695,16 +698,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             if (pid.is_number_integer()) pids.insert(pid.get<std::int64_t>());
         }
         const auto limit = message.has("limit") ? message.num("limit") : kListedLogs;
-        auto pages = log_pages(
-            store_.logs(pids, static_cast<int>(std::clamp<std::int64_t>(limit, 0, kListedLogs))));
-        for (std::size_t i = 0; i < pages.size(); ++i) {
-            Json page = {{"id", message.num("id")},
-                         {"ok", true},
-                         {"message", ""},
-                         {"data", std::move(pages[i])}};
-            if (i + 1 < pages.size()) page["more"] = true;
-            client->send(make("result", std::move(page)));
-        }
+        send_result_pages(*client, message.num("id"),
+                          log_pages(store_.logs(pids, static_cast<int>(std::clamp<std::int64_t>(
+                                                          limit, 0, kListedLogs)))));
     }
 
     // --- both ---------------------------------------------------------------------------------
