@@ -30,6 +30,7 @@ struct Names {
     PyObject* cond;
     PyObject* hits;
     PyObject* ignore;
+    PyObject* dpdb_log;
 };
 Names g_names{};
 
@@ -39,9 +40,10 @@ bool ensure_names() {
     g_zero = PyLong_FromLong(0);
     g_names = {PyUnicode_InternFromString("bplist"),   PyUnicode_InternFromString("enabled"),
                PyUnicode_InternFromString("funcname"), PyUnicode_InternFromString("cond"),
-               PyUnicode_InternFromString("hits"),     PyUnicode_InternFromString("ignore")};
+               PyUnicode_InternFromString("hits"),     PyUnicode_InternFromString("ignore"),
+               PyUnicode_InternFromString("dpdb_log")};
     return g_compiled && g_zero && g_names.bplist && g_names.enabled && g_names.funcname &&
-           g_names.cond && g_names.hits && g_names.ignore;
+           g_names.cond && g_names.hits && g_names.ignore && g_names.dpdb_log;
 }
 
 // Calls that read the evaluating frame's own namespace would see the small mapping instead of
@@ -343,6 +345,7 @@ struct Fields {
     PyObject* cond = nullptr;
     bool has_cond = false;
     bool by_function = true;
+    bool logpoint = false;  // python/dpdb/_logpoints.py's: a message when due, never a stop
 
     Fields() = default;
     void read(PyObject* breakpoint) {
@@ -357,6 +360,10 @@ struct Fields {
         Py_XDECREF(funcname);
         cond = attribute(bp, dict, g_names.cond);
         has_cond = cond && PyObject_IsTrue(cond) > 0;
+        PyObject* log = PyObject_GetAttr(bp, g_names.dpdb_log);
+        logpoint = log && log != Py_None;
+        Py_XDECREF(log);
+        if (!log) PyErr_Clear();
     }
     ~Fields() {
         Py_XDECREF(cond);
@@ -390,6 +397,22 @@ struct Fields {
 
 enum class Answer { kBdb, kNoStop, kStop };
 
+// A line holding logpoints: dpdb's Debugger serves them (the message of each one due) before
+// bdb.effective() decides among the others; the engine takes the line only while every condition
+// there is false, when serving sends nothing and effective() stops nowhere, and counts the hits
+// as the two count them. A due line's conditions run again there.
+Answer all_false(const FrameView& view, PyObject* code, CodeInfo* info, Fields* fields,
+                 Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (fields[i].enabled && !fields[i].has_cond) return Answer::kBdb;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (fields[i].enabled && truth_of(view, code, info, fields[i].cond) != 0)
+            return Answer::kBdb;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (fields[i].enabled) fields[i].add(g_names.hits, 1);
+    return Answer::kNoStop;
+}
+
 // bdb.effective(file, line, frame) for a line whose breakpoints all have no function name, some
 // a condition the engine can evaluate: kStop with the breakpoint and effective()'s flag, or
 // kNoStop, with hits and ignore counts changed as effective() changes them. kBdb, with nothing
@@ -404,7 +427,7 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
     const Py_ssize_t n = PyList_GET_SIZE(breakpoints);
     if (n > kMaxBreakpoints) return Answer::kBdb;
     Fields fields[kMaxBreakpoints];
-    bool any_cond = false;
+    bool any_cond = false, any_log = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         Fields& bp = fields[i];
         bp.read(PyList_GET_ITEM(breakpoints, i));
@@ -412,9 +435,11 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
         if (bp.by_function || (bp.has_cond && !evaluable(view, code, info, bp.cond)))
             return Answer::kBdb;
         any_cond |= bp.has_cond;
+        any_log |= bp.logpoint;
     }
     // Plain breakpoints only: nothing to gain, bdb decides as ever.
     if (!any_cond) return Answer::kBdb;
+    if (any_log) return all_false(view, code, info, fields, n);
     Answer answer = Answer::kNoStop;
     for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < n; ++i) {
         Fields& bp = fields[i];
