@@ -360,10 +360,13 @@ struct Fields {
         Py_XDECREF(funcname);
         cond = attribute(bp, dict, g_names.cond);
         has_cond = cond && PyObject_IsTrue(cond) > 0;
-        PyObject* log = PyObject_GetAttr(bp, g_names.dpdb_log);
+        // Set on the instance (_logpoints.py): a plain breakpoint has none, and getattr's
+        // AttributeError would cost more than the rest of the hit.
+        PyObject* log = dict ? PyDict_GetItemWithError(dict, g_names.dpdb_log) : nullptr;
+        Py_XINCREF(log);
+        if (!dict && !(log = PyObject_GetAttr(bp, g_names.dpdb_log))) PyErr_Clear();
         logpoint = log && log != Py_None;
         Py_XDECREF(log);
-        if (!log) PyErr_Clear();
     }
     ~Fields() {
         Py_XDECREF(cond);
