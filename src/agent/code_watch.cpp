@@ -17,19 +17,26 @@ std::string_view basename_of(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// The file the event is about: a code object's co_filename, or run_file's path.
+// The file the event is about: a code object's co_filename (exec), run_file's path, or the file
+// name of code being made (compile: (source, filename); code.__new__: (code, filename, ...)).
 PyObject* filename_of(const char* event, PyObject* args) {
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return nullptr;
     PyObject* first = PyTuple_GET_ITEM(args, 0);
     if (std::strcmp(event, "exec") == 0) {
         return PyCode_Check(first) ? reinterpret_cast<PyCodeObject*>(first)->co_filename : nullptr;
     }
-    return PyUnicode_Check(first) ? first : nullptr;
+    if (std::strcmp(event, "cpython.run_file") == 0)
+        return PyUnicode_Check(first) ? first : nullptr;
+    if (std::strcmp(event, "compile") == 0 || std::strcmp(event, "code.__new__") == 0) {
+        if (PyTuple_GET_SIZE(args) < 2) return nullptr;
+        PyObject* second = PyTuple_GET_ITEM(args, 1);
+        return PyUnicode_Check(second) ? second : nullptr;
+    }
+    return nullptr;
 }
 
 int on_audit_event(const char* event, PyObject* args, void*) {
     if (g_basenames == nullptr || g_basenames->empty()) return 0;
-    if (std::strcmp(event, "exec") != 0 && std::strcmp(event, "cpython.run_file") != 0) return 0;
     PyObject* filename = filename_of(event, args);
     if (filename == nullptr || !PyUnicode_Check(filename)) return 0;
     Py_ssize_t size = 0;

@@ -1,7 +1,10 @@
 // Tells Python code the moment code from a watched file is about to run: a module's code before
-// its body executes (the "exec" audit event that importlib, runpy and multiprocessing raise) and
-// a script before it runs ("cpython.run_file"). Global breakpoints that wait for their file are
-// armed there, before the first line of that file can run, instead of on a timer.
+// its body executes (the "exec" audit event that importlib, runpy and multiprocessing raise), a
+// script before it runs ("cpython.run_file"), and code of that file about to be made without an
+// import ("compile" of source given a file name; "code.__new__": a function unpickled by value,
+// as cloudpickle and dill rebuild it, whose file no module of the process holds). Global
+// breakpoints that wait for their file are armed there, before the first line of that file can
+// run, instead of on a timer.
 //
 // The hook is a C audit hook: installed once, it cannot be removed (no audit hook can), and for
 // every other audit event of the process it costs one string comparison. It must be installed

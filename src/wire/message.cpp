@@ -48,6 +48,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // The process is ending: exit status, or the fatal signal and its threads' stacks.
         {"exiting", {{"status", Kind::Int}}},
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
+        // The process is about to exec another program (its connection then closes).
+        {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},
         // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
         {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
         // A nested prompt (interact, commands, input()) takes Ctrl-D as end of input; at pdb's

@@ -1,0 +1,33 @@
+"""A driver that sends its function to worker processes by value, as Ray, Dask and joblib do:
+pickled with cloudpickle (the worker never imports this file), and as source compiled under this
+file's name. argv: a file whose appearance says go."""
+import os
+import subprocess
+import sys
+import time
+
+import cloudpickle
+
+
+def task(x):
+    doubled = x * 2  # the task's line
+    return doubled
+
+
+def run_worker(mode, payload):
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "byvalue_worker.py")
+    done = subprocess.run([sys.executable, worker, mode], input=payload, capture_output=True)
+    sys.stdout.write(done.stdout.decode())
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    go = sys.argv[1]
+    print("driver ready", flush=True)
+    for _ in range(600):
+        if os.path.exists(go):
+            break
+        time.sleep(0.05)
+    run_worker("pickled", cloudpickle.dumps(task))
+    run_worker("compiled", os.path.abspath(__file__).encode())
+    print("driver done", flush=True)

@@ -1,0 +1,34 @@
+"""A global breakpoint by location arms in code whose file no module of the process holds: a
+function unpickled by value (cloudpickle, as Ray, Dask and joblib send tasks) and source compiled
+under its file's name."""
+
+import os
+
+import pytest
+
+from conftest import PROMPT, finish, line_of, program
+
+pytest.importorskip("cloudpickle")
+
+
+def test_a_breakpoint_by_location_stops_in_a_function_that_came_by_value(dpdb):
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", program("byvalue_job.py"), go)
+    run.expect("driver ready")
+    line = line_of(program("byvalue_job.py"), "the task's line")
+    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
+    assert added.returncode == 0, added.stderr
+    open(go, "w").close()
+    for mode in ("pickled", "compiled"):
+        run.expect(r"byvalue_job.py\(%d\)task\(\)" % line)
+        run.expect(PROMPT)
+        run.sendline("p x, __name__")
+        run.expect(r"\(21, '(\w+)'\)")
+        # The worker never imported the driver's file: the function lives in no module of it.
+        assert run.match.group(1) == ("__main__" if mode == "pickled" else "byvalue")
+        run.sendline("!import sys; print(sorted(m for m in sys.modules if 'byvalue_job' in m))")
+        run.expect(r"\[\]")
+        run.sendline("c")
+        run.expect("%s result 42" % mode)
+    run.expect("driver done")
+    finish(run)
