@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 
-from dpdb import _agent
+from dpdb import _agent, _ray
 
 # Environment variables whose values identify a process of a distributed job.
 _TAG_VARIABLES = (
@@ -64,6 +64,7 @@ def exec_target():
 
 def tags():
     found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
+    found.update(_ray.tags())
     for item in os.environ.get("DPDB_TAGS", "").split(","):
         key, sep, value = item.partition("=")
         if sep and key.strip():

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "agent/code_watch.hpp"
+#include "agent/env_watch.hpp"
 #include "agent/exec_watch.hpp"
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
@@ -148,6 +149,9 @@ NB_MODULE(_agent, m) {
     m.def("announce_exec", [](const std::string& path, const std::vector<std::string>& argv) {
         dpdb::agent::announce_exec(path, argv);
     });
+    // callback(value) when the program changes PYTHONBREAKPOINT (see env_watch).
+    m.def("watch_breakpoint_variable",
+          [](nb::object callback) { dpdb::agent::watch_breakpoint_variable(callback.ptr()); });
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
