@@ -22,9 +22,9 @@ def start(sitecustomize_path):
             # ... but the program waits for the hub's global breakpoints (milliseconds), so
             # that its first lines stop too.
             _control.wait_for_breakpoints()
-            from dpdb import _ray
+            from dpdb import _ray, set_trace
 
-            _ray.keep_breakpoints()
+            _ray.keep_breakpoints(set_trace)
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return

@@ -21,23 +21,27 @@ _RAY_TARGETS = ("ray.util.rpdb.",)
 _NODE_ID_CHARS = 8
 
 
-def keep_breakpoints():
+# dpdb.set_trace, handed down by the start-up (a leaf imports no stage).
+_set_trace = None
+
+
+def keep_breakpoints(set_trace):
     """At start-up of a process that carries the agent: watch PYTHONBREAKPOINT for Ray."""
+    global _set_trace
     if os.environ.get("DPDB_RAY", "on") == "off":
         return
+    _set_trace = set_trace
     _agent.watch_breakpoint_variable(_breakpoint_variable_changed)
     _breakpoint_variable_changed(os.environ.get("PYTHONBREAKPOINT"))
 
 
 def _breakpoint_variable_changed(value):
-    import dpdb
-
     if isinstance(value, bytes):
         value = os.fsdecode(value)
     if value and value.startswith(_RAY_TARGETS):
         if sys.breakpointhook is sys.__breakpointhook__:
-            sys.breakpointhook = dpdb.set_trace
-    elif sys.breakpointhook is dpdb.set_trace:
+            sys.breakpointhook = _set_trace
+    elif sys.breakpointhook is _set_trace:
         sys.breakpointhook = sys.__breakpointhook__
 
 

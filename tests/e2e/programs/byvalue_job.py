@@ -23,11 +23,14 @@ def run_worker(mode, payload):
 
 if __name__ == "__main__":
     go = sys.argv[1]
+    # Pickled before the breakpoint is set: on 3.11 the engine's swap mode gives an armed
+    # function a patched copy of its code, which cloudpickle would send (see docs/frameworks.md).
+    pickled = cloudpickle.dumps(task)
     print("driver ready", flush=True)
     for _ in range(600):
         if os.path.exists(go):
             break
         time.sleep(0.05)
-    run_worker("pickled", cloudpickle.dumps(task))
+    run_worker("pickled", pickled)
     run_worker("compiled", os.path.abspath(__file__).encode())
     print("driver done", flush=True)
