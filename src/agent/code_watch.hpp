@@ -16,6 +16,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace dpdb::agent {
 
@@ -23,5 +24,9 @@ namespace dpdb::agent {
 // `basenames`; `callback(filename)` is called for each, in the thread that runs the code, before
 // it runs. An empty set watches nothing. Both are read and written with the GIL held only.
 void watch_code(PyObject* callback, std::set<std::string> basenames);
+
+// The absolute file names of code objects made by `code.__new__` (functions unpickled by value)
+// since the hook went in, at most 1024 of them: files no module of the process may name.
+std::vector<std::string> made_files();
 
 }  // namespace dpdb::agent

@@ -152,6 +152,7 @@ NB_MODULE(_agent, m) {
     // callback(value) when the program changes PYTHONBREAKPOINT (see env_watch).
     m.def("watch_breakpoint_variable",
           [](nb::object callback) { dpdb::agent::watch_breakpoint_variable(callback.ptr()); });
+    m.def("made_files", [] { return dpdb::agent::made_files(); });
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });

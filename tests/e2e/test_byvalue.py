@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import PROMPT, finish, line_of, program
+from conftest import PROMPT, finish, line_of, program, wait_until
 
 pytest.importorskip("cloudpickle")
 
@@ -30,5 +30,25 @@ def test_a_breakpoint_by_location_stops_in_a_function_that_came_by_value(dpdb):
         run.expect(r"\[\]")
         run.sendline("c")
         run.expect("%s result 42" % mode)
+    run.expect("driver done")
+    finish(run)
+
+
+def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", program("byvalue_job.py"), go, "early")
+    run.expect("driver ready")
+    line = line_of(program("byvalue_job.py"), "the task's line")
+    wait_until(lambda: os.path.exists(go + ".held"), "the worker to unpickle the function")
+    # No module of the worker names the file; the function made by value does.
+    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
+    assert added.returncode == 0, added.stderr
+    assert "armed in 2 processes" in added.stdout, added.stdout
+    open(go, "w").close()
+    run.expect(r"byvalue_worker.py early .*, thread MainThread, at byvalue_job.py:%d in task\(\)"
+               % line)
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("early result 42")
     run.expect("driver done")
     finish(run)

@@ -1,6 +1,7 @@
 """A driver that sends its function to worker processes by value, as Ray, Dask and joblib do:
 pickled with cloudpickle (the worker never imports this file), and as source compiled under this
-file's name. argv: a file whose appearance says go."""
+file's name. argv: a file whose appearance says go; with `early`, one worker that unpickles the
+function first and waits for that file before it calls it."""
 import os
 import subprocess
 import sys
@@ -14,11 +15,19 @@ def task(x):
     return doubled
 
 
-def run_worker(mode, payload):
+def run_worker(mode, payload, *args):
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "byvalue_worker.py")
-    done = subprocess.run([sys.executable, worker, mode], input=payload, capture_output=True)
+    done = subprocess.run([sys.executable, worker, mode, *args], input=payload,
+                          stdout=subprocess.PIPE)
     sys.stdout.write(done.stdout.decode())
     sys.stdout.flush()
+
+
+def wait_for(path):
+    for _ in range(600):
+        if os.path.exists(path):
+            return
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
@@ -27,10 +36,10 @@ if __name__ == "__main__":
     # function a patched copy of its code, which cloudpickle would send (see docs/frameworks.md).
     pickled = cloudpickle.dumps(task)
     print("driver ready", flush=True)
-    for _ in range(600):
-        if os.path.exists(go):
-            break
-        time.sleep(0.05)
-    run_worker("pickled", pickled)
-    run_worker("compiled", os.path.abspath(__file__).encode())
+    if sys.argv[2:] == ["early"]:
+        run_worker("early", pickled, go)
+    else:
+        wait_for(go)
+        run_worker("pickled", pickled)
+        run_worker("compiled", os.path.abspath(__file__).encode())
     print("driver done", flush=True)
