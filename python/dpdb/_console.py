@@ -10,6 +10,7 @@ import time
 from dpdb import _agent, _identity, _signals
 
 _FLUSH_BYTES = 16 * 1024
+_PIECE_CHARACTERS = 64 * 1024
 _FLUSH_SECONDS = 0.05
 
 
@@ -145,7 +146,12 @@ class SessionConsole:
         self._pending = [partial] if partial else []
         self._pending_size = len(partial)
         self._pending_since = time.monotonic() if partial else None
-        _agent.send("output", self.sid, json.dumps({"text": complete + newline}))
+        text = complete + newline
+        # In pieces that fit a frame (1 MiB) whatever JSON makes of them (up to 12 bytes a
+        # character): a command that prints 80 MB sends it as a terminal would take it.
+        for start in range(0, len(text), _PIECE_CHARACTERS):
+            piece = text[start:start + _PIECE_CHARACTERS]
+            _agent.send("output", self.sid, json.dumps({"text": piece}))
 
     def isatty(self):
         return False

@@ -73,7 +73,7 @@ class _Control:
         self.breakpoints = GlobalBreakpoints(self.holder)
         self.first_list = threading.Event()
         # `q` at any prompt, or dpdb detach -p: the hub's breakpoints go out for good.
-        _debugger.when_debugging_stops(self.breakpoints.stop)
+        _debugger.when_debugging_stops(self.breakpoints.stop, self.breakpoints.resume)
 
     def run(self):
         while True:
@@ -100,6 +100,8 @@ class _Control:
                     _console.interrupt(message["sid"])
                 elif kind == "release":
                     self.release()
+                elif kind == "debug":
+                    _debugger.resume_debugging()
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
 

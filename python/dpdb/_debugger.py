@@ -22,8 +22,9 @@ except ImportError:  # without the native engine, bdb's own tracing does the wor
 
 # Set by `q`: this process is no longer debugged, and later breakpoints let it run on.
 _stopped_debugging = threading.Event()
-# What else goes when it stops (the hub's breakpoints, which the control thread keeps).
-_on_stop = []
+# What else goes when it stops, and comes back when it is debugged again (the hub's
+# breakpoints, which the control thread keeps): (forget, restore) pairs.
+_followers = []
 
 
 def stopped_debugging():
@@ -34,12 +35,19 @@ def stop_debugging():
     """`q`, or dpdb detach -p: later breakpoint() calls let the process run on, and the hub's
     breakpoints are no longer armed in it."""
     _stopped_debugging.set()
-    for forget in _on_stop:
+    for forget, _ in _followers:
         forget()
 
 
-def when_debugging_stops(forget):
-    _on_stop.append(forget)
+def resume_debugging():
+    """dpdb attach -p of a process that `q` or dpdb detach -p let go: debugged again."""
+    _stopped_debugging.clear()
+    for _, restore in _followers:
+        restore()
+
+
+def when_debugging_stops(forget, restore):
+    _followers.append((forget, restore))
 
 
 def _failure_of(condition, frame):

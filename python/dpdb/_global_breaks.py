@@ -106,7 +106,8 @@ def armed_here():
 class GlobalBreakpoints:
     def __init__(self, holder):
         self.holder = holder  # () -> the Debugger that owns global breakpoints
-        self.wanted = []      # the hub's list, as last received
+        self.wanted = []      # the hub's list, as last received, unless stopped
+        self.received = []    # the hub's list, as last received
         self.notes = {}       # hub id -> what the user should know about it in this process
         self.modules_seen = 0
         self.stopped = False
@@ -117,6 +118,7 @@ class GlobalBreakpoints:
 
     def update(self, wanted):
         with _lock:
+            self.received = wanted
             # A process that is no longer debugged (`q`, dpdb detach -p) arms nothing.
             self.wanted = [] if self.stopped else wanted
             self.arm()
@@ -124,9 +126,16 @@ class GlobalBreakpoints:
 
     def stop(self):
         """The process is no longer debugged: the hub's breakpoints go, and stay out."""
+        self._set_stopped(True)
+
+    def resume(self):
+        """Debugged again (dpdb attach -p after a release): the hub's breakpoints go back in."""
+        self._set_stopped(False)
+
+    def _set_stopped(self, stopped):
         with _lock:
-            self.stopped = True
-            self.wanted = []
+            self.stopped = stopped
+            self.wanted = [] if stopped else self.received
             self.arm()
             self._watch()
 

@@ -57,7 +57,8 @@ class Link {
     std::optional<Event> wait(std::int64_t sid, std::optional<std::chrono::milliseconds> timeout);
 
     // The process's own traffic, not tied to a session. The hub sends "breakpoints",
-    // "stacks_request" and "pause"; wait_control() hands them to the agent's control thread.
+    // "stacks_request", "pause", "interrupt", "release" and "debug"; wait_control() hands them
+    // to the agent's control thread.
     std::optional<Event> wait_control(std::optional<std::chrono::milliseconds> timeout);
     // Sends break_status, stacks_reply and the like; dropped while no hub is connected.
     void send_process(const std::string& type, const std::string& fields_json);

@@ -44,6 +44,8 @@ bool interpreter_finalizing() {
 // anyway, so the thread parks. Finalisation may also begin while the thread waits for the GIL:
 // then the unwinding starts inside PyEval_RestoreThread, and is stopped here, where the thread
 // parks without ever leaving the handler (leaving it would terminate the process).
+// An exception from f (a message the wire refuses) takes the GIL back before it goes on to
+// nanobind, which turns it into a Python exception: without the GIL that crashed the process.
 template <typename F>
 auto without_gil(F&& f) {
     PyThreadState* saved = PyEval_SaveThread();
@@ -55,13 +57,18 @@ auto without_gil(F&& f) {
             park_forever();
         }
     };
-    if constexpr (std::is_void_v<decltype(f())>) {
-        f();
+    try {
+        if constexpr (std::is_void_v<decltype(f())>) {
+            f();
+            park_if_finalizing();
+        } else {
+            auto result = f();
+            park_if_finalizing();
+            return result;
+        }
+    } catch (...) {
         park_if_finalizing();
-    } else {
-        auto result = f();
-        park_if_finalizing();
-        return result;
+        throw;
     }
 }
 

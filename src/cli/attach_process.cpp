@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
+#include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
@@ -153,8 +154,20 @@ std::string tree_site(const std::string& package) {
 bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool tree,
                 std::chrono::seconds timeout) {
     if (target.has_agent) {
-        std::printf("pid %d carries the dpdb agent already\n", target.pid);
-        return true;
+        // Connected to this hub, it is debugged again if `q` or dpdb detach -p let it go;
+        // connected to another (its own DPDB_HUB), that hub is where it is debugged.
+        const auto again =
+            ask_hub(hub, "debug_process", {{"pid", target.pid}}, "result", kListTimeoutMs);
+        if (again.type == "result" && again["ok"].get<bool>()) {
+            std::printf("pid %d carries the dpdb agent already; %s\n", target.pid,
+                        again.str("message").c_str());
+            return true;
+        }
+        std::fprintf(stderr,
+                     "dpdb: pid %d carries the dpdb agent already, linked to another hub than "
+                     "%s (see its DPDB_HUB): debug it there\n",
+                     target.pid, hub.address.to_string().c_str());
+        return false;
     }
     const std::string package = agent_package(target);
     RequestFolder request;

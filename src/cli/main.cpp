@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/installation.hpp"
 
 namespace {
 
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
     app.require_subcommand(1);
+    app.set_version_flag(
+        "--version", [] { return dpdb::cli::version_text(); },
+        "the version, the interpreter beside dpdb and its engine strategy");
     app.fallthrough();  // --hub may follow the subcommand: `dpdb ls --hub ADDR`
     std::string hub;
     app.add_option("--hub", hub, "hub address (unix:/path or tcp://host:port); default DPDB_HUB")

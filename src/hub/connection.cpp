@@ -9,6 +9,9 @@ namespace {
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 // A peer that does not read what we send it cannot make the hub hold more than this.
 constexpr std::size_t kMaxQueuedBytes = 64u << 20;
+// Above this a peer is congested and its feeders are held; below the second they go on.
+constexpr std::size_t kCongestedBytes = 4u << 20;
+constexpr std::size_t kDrainedBytes = 1u << 20;
 constexpr auto kFlushTimeout = std::chrono::seconds(2);
 
 }  // namespace
@@ -51,6 +54,10 @@ void Connection::read_more() {
             if (self->authenticated && !self->handshake_done_) {
                 self->handshake_done_ = true;
                 self->deadline_.cancel();
+            }
+            if (self->reading_held_) {
+                self->read_idle_ = true;
+                return;
             }
             self->read_more();
         });
@@ -100,12 +107,43 @@ void Connection::write_next() {
                              }
                              self->queued_bytes_ -= self->write_queue_.front().size();
                              self->write_queue_.pop_front();
+                             if (self->queued_bytes_ < kDrainedBytes) self->run_drained();
                              if (!self->write_queue_.empty()) {
                                  self->write_next();
                              } else if (self->closed_) {
                                  self->finish();
                              }
                          });
+}
+
+bool Connection::congested() const {
+    return queued_bytes_ > kCongestedBytes;
+}
+
+void Connection::when_drained(std::function<void()> resume) {
+    if (finished_ || queued_bytes_ < kDrainedBytes) {
+        resume();
+        return;
+    }
+    on_drained_.push_back(std::move(resume));
+}
+
+void Connection::run_drained() {
+    auto waiting = std::move(on_drained_);
+    on_drained_.clear();
+    for (auto& resume : waiting) resume();
+}
+
+void Connection::hold_reading() {
+    reading_held_ = true;
+}
+
+void Connection::resume_reading() {
+    reading_held_ = false;
+    if (read_idle_ && !closed_) {
+        read_idle_ = false;
+        read_more();
+    }
 }
 
 void Connection::close(const std::string& reason) {
@@ -128,7 +166,9 @@ void Connection::finish() {
     finished_ = true;
     deadline_.cancel();
     write_queue_.clear();
+    queued_bytes_ = 0;
     stream_->close();
+    run_drained();  // whoever was held for this peer goes on without it
     if (on_close_) on_close_(shared_from_this(), close_reason_);
     on_message_ = nullptr;
     on_close_ = nullptr;

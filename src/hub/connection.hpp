@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hub/admission.hpp"
 #include "hub/stream.hpp"
@@ -31,6 +32,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Ends the connection once what is queued is written (at most 2 s) and reports `reason`.
     void close(const std::string& reason);
 
+    // Backpressure, as a terminal gives it: a peer that has more than a few MiB waiting to be
+    // written to it is congested, and whoever feeds it is held (not read) until it drains.
+    bool congested() const;
+    // Runs `resume` once this peer's queue has drained (or it has gone).
+    void when_drained(std::function<void()> resume);
+    // Stops reading from this peer after the messages already read; resume_reading goes on.
+    void hold_reading();
+    void resume_reading();
+    bool reading_held() const { return reading_held_; }
+
     std::uint64_t id() const { return id_; }
     const Stream& stream() const { return *stream_; }
     Role role = Role::Unknown;
@@ -43,6 +54,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void enqueue(std::string bytes);
     void write_next();
     void finish();
+    void run_drained();
 
     std::unique_ptr<Stream> stream_;
     std::uint64_t id_;
@@ -57,8 +69,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Closer on_close_;
     std::string close_reason_;
     bool handshake_done_ = false;
-    bool closed_ = false;    // nothing more is read or queued
-    bool finished_ = false;  // the socket is closed and on_close_ was called
+    std::vector<std::function<void()>> on_drained_;
+    bool reading_held_ = false;
+    bool read_idle_ = false;  // held with no read in flight: resume_reading must start one
+    bool closed_ = false;     // nothing more is read or queued
+    bool finished_ = false;   // the socket is closed and on_close_ was called
 };
 
 }  // namespace dpdb::hub

@@ -329,10 +329,23 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 body.erase("t");
                 body["sid"] = session->id;
                 client->send(make(type, std::move(body)));
+                hold_while_congested(agent, client);
             }
         } else {
             protocol_violation(agent, type);
         }
+    }
+
+    // A console that cannot take the session's output yet (its terminal is not read) holds the
+    // agent back, as a terminal holds a program: the hub stops reading it, its writes block,
+    // and it goes on once the console has caught up. Without this the hub would queue the
+    // output until its bound and then drop the console.
+    static void hold_while_congested(const ConnectionPtr& agent, const ConnectionPtr& client) {
+        if (!client->congested() || agent->reading_held()) return;
+        agent->hold_reading();
+        client->when_drained([weak = std::weak_ptr<Connection>(agent)] {
+            if (auto held = weak.lock()) held->resume_reading();
+        });
     }
 
     void close_session(Session& session, const std::string& reason) {
@@ -368,7 +381,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return breakpoints_request(client, message);
         }
         if (type == "stacks") return stacks_request(client, message);
-        if (type == "pause_process" || type == "release_process") {
+        if (type == "pause_process" || type == "release_process" || type == "debug_process") {
             return process_order(client, message);
         }
         if (type == "log") return log_request(client, message);
@@ -629,7 +642,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    // dpdb pause and dpdb detach -p: an order to one process as a whole.
+    // dpdb pause, dpdb detach -p and dpdb attach -p: an order to one process as a whole.
     void process_order(const ConnectionPtr& client, const Message& message) {
         const auto pid = message.num("pid");
         const auto connection = registry_.connection_of_pid(pid);
@@ -643,6 +656,11 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                          "pid " + std::to_string(pid) +
                              " runs on without the debugger: breakpoints out, paused threads "
                              "resumed");
+        }
+        if (message.type == "debug_process") {
+            agent->send(make("debug", Json::object()));
+            return reply(client, message, true,
+                         "pid " + std::to_string(pid) + " is debugged again: breakpoints armed");
         }
         agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
         reply(client, message, true,

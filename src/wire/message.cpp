@@ -74,6 +74,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"pause", {{"all_threads", Kind::Bool}}},
         // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).
         {"release", {}},
+        // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
+        {"debug", {}},
         // Client -> hub.
         // Answered by one or more "listing" pages; sessions_only leaves the processes out.
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
@@ -87,6 +89,7 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
         {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
+        {"debug_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // Hub -> client.
         // A listing or a result too large for one frame comes as pages of the same id, each the

@@ -130,6 +130,18 @@ def test_attach_pauses_and_prompts_then_detach_lets_it_run(dpdb, target):
     # Detached: a global breakpoint is armed nowhere in it any more.
     line = line_of(TARGET, "attach breakpoint here")
     assert "pending" in dpdb.run("dpdb", "break", "target.py:%d" % line).stdout
+    # Attached again, it is debugged again: the breakpoint goes in, and stops it.
+    session = dpdb.spawn("dpdb", "attach", "--next")
+    session.expect("waiting for the next breakpoint anywhere")
+    again = attach(dpdb, program_.pid, "--no-pause")
+    assert again.returncode == 0, again.stderr
+    assert ("pid %d carries the dpdb agent already; pid %d is debugged again"
+            % (program_.pid, program_.pid)) in again.stdout
+    session.expect(r"attached to session \d+: pid %d" % program_.pid)
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    release(dpdb, program_)
     program_.finish()
 
 

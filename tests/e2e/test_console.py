@@ -177,3 +177,25 @@ def test_resized_terminal_reaches_pp(dpdb):
     assert transcript.count("attached to session") == 1, transcript  # nothing else to see
     assert transcript.count("-> return some_variable") + transcript.count("-> breakpoint()") == 1
     end(run)
+
+
+def test_output_the_terminal_does_not_read_holds_the_session_back(dpdb):
+    """80 MB printed at the prompt while nobody reads the terminal: the hub holds the program's
+    output back instead of queueing it past its bound and dropping the console (as it did)."""
+    run = stopped(dpdb)
+    transcript, run.logfile_read = run.logfile_read, None  # 80 MB is no transcript
+    lines = 80_000
+    run.sendline('!print(("x" * 999 + "\\n") * %d, end="")' % lines)
+    run.expect_exact('end="")')  # the line's echo, before the output
+    time.sleep(5)  # the terminal is not read: the client's writes block, then the hub's queue
+    received, tail = 0, ""
+    deadline = time.monotonic() + 180
+    while "(Pdb) " not in tail and time.monotonic() < deadline:
+        chunk = run.read_nonblocking(1 << 16, timeout=60)
+        received += chunk.count("x")
+        tail = (tail + chunk)[-64:]
+    run.logfile_read = transcript
+    assert received == 999 * lines, tail
+    run.sendline("p some_variable")
+    run.expect("42")
+    end(run)
