@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -95,6 +96,9 @@ std::optional<LocalView> look_at(const wire::Json& process) {
     view.running = stat && stat->started == started && stat->state != 'Z';
     if (view.running) {
         view.exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+        // A process on its way out has released its memory, and its executable with it, before
+        // its descriptors close (a SIGKILL): no executable, and not for lack of permission.
+        if (view.exe.empty() && errno == ENOENT) view.running = false;
         view.argv = command_line(pid);
     }
     return view;
