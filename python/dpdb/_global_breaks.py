@@ -196,13 +196,8 @@ class GlobalBreakpoints:
         if file is None:
             found = _find_function(where)
             return {found: where.rpartition(".")[2]} if found else {}
-        suffix = file[len(EVERY_MATCH):] if file.startswith(EVERY_MATCH) else file
-        matches = files_matching(suffix, also)
-        # Code made by value before the breakpoint came: no module names its file.
-        name = os.path.basename(suffix)
-        for made in _agent.made_files():
-            if os.path.basename(made) in (name, name + ".py"):
-                matches |= files_matching(suffix, made)
+        matches = files_matching(file[len(EVERY_MATCH):] if file.startswith(EVERY_MATCH)
+                                 else file, also)
         chosen, note = choose(file, matches)
         if note:
             self.notes[bp["id"]] = note
