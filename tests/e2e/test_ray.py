@@ -1,12 +1,17 @@
 """Ray under `dpdb run`: breakpoint() in a task and in an actor method opens a dpdb session
 labelled with the task, a global breakpoint by location stops in a task whose function Ray sent
 by value, and `dpdb ps` shows Ray's native processes (exec'd by the driver's children) with the
-workers below them. dev/test runs this in build/venv-frameworks; without Ray it skips."""
+workers below them; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
+tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
+without Ray it skips."""
 
 import json
 import os
 import re
 import signal
+import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -19,18 +24,25 @@ JOB = program(os.path.join("frameworks", "ray_job.py"))
 RAY_TIMEOUT = 120
 
 
-@pytest.fixture
-def ray_run(dpdb):
-    env = {"RAY_TMPDIR": os.path.join(dpdb.root, "ray"), "RAY_USAGE_STATS_ENABLED": "0"}
-    run = dpdb.spawn("dpdb", "run", JOB, os.path.join(dpdb.root, "go"), env=env,
-                     timeout=RAY_TIMEOUT)
-    yield run
-    # Ray's processes share the job's process group (the pseudo-terminal's session); a test
-    # that fails leaves none of them behind.
+def ray_env(dpdb):
+    return {"RAY_TMPDIR": os.path.join(dpdb.root, "ray"), "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def end_group(run):
+    """Ray's processes share the run's process group (the pseudo-terminal's session): a test
+    that fails leaves none of them behind."""
     try:
         os.killpg(run.pid, signal.SIGKILL)
     except OSError:
         pass
+
+
+@pytest.fixture
+def ray_run(dpdb):
+    run = dpdb.spawn("dpdb", "run", JOB, os.path.join(dpdb.root, "go"), env=ray_env(dpdb),
+                     timeout=RAY_TIMEOUT)
+    yield run
+    end_group(run)
 
 
 def ps(dpdb):
@@ -83,3 +95,37 @@ def test_breakpoints_in_ray_tasks_and_actors(dpdb, ray_run):
     run.expect(r"halved 5\.0")
     run.expect("ray done")
     finish(run)
+
+
+def test_a_cluster_started_under_dpdb_debugs_the_jobs_submitted_to_it(dpdb):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = ray_env(dpdb)
+    head = dpdb.spawn("dpdb", "run", "-m", "ray.scripts.scripts", "start", "--head", "--block",
+                      "--port", str(port), "--num-cpus", "1", "--include-dashboard", "false",
+                      env=env, timeout=RAY_TIMEOUT)
+    try:
+        head.expect("Ray runtime started")
+        # The job's driver does not carry dpdb (no DPDB_* in its environment); the cluster's
+        # workers do, from the raylet that `dpdb run` started.
+        driver = subprocess.Popen([sys.executable, program(os.path.join("frameworks",
+                                                                        "ray_submit.py"))],
+                                  env=dict(dpdb.env, **env), cwd=dpdb.root,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            head.expect(r"attached to session \d+: pid \d+ \[ray_job=\w+,ray_node=\w+\] "
+                        r"ray task square, thread MainThread, at ray_submit.py:\d+ in square")
+            head.expect(PROMPT)
+            head.sendline("p x, y")
+            head.expect(r"\(6, 36\)")
+            head.expect(PROMPT)
+            head.sendline("c")
+            output = driver.communicate(timeout=RAY_TIMEOUT)[0]
+            assert "task 36" in output, output
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+                driver.wait()
+    finally:
+        end_group(head)
