@@ -21,16 +21,18 @@ _RAY_TARGETS = ("ray.util.rpdb.",)
 _NODE_ID_CHARS = 8
 
 
-# dpdb.set_trace, handed down by the start-up (a leaf imports no stage).
+# Handed down by the start-up (a leaf imports no stage): dpdb.set_trace, and with --post-mortem
+# what opens a post-mortem session on the exception being handled.
 _set_trace = None
+_post_mortem = None
 
 
-def keep_breakpoints(set_trace):
+def keep_breakpoints(set_trace, post_mortem=None):
     """At start-up of a process that carries the agent: watch PYTHONBREAKPOINT for Ray."""
-    global _set_trace
+    global _set_trace, _post_mortem
     if os.environ.get("DPDB_RAY", "on") == "off":
         return
-    _set_trace = set_trace
+    _set_trace, _post_mortem = set_trace, post_mortem
     _agent.watch_breakpoint_variable(_breakpoint_variable_changed)
     _breakpoint_variable_changed(os.environ.get("PYTHONBREAKPOINT"))
 
@@ -41,8 +43,22 @@ def _breakpoint_variable_changed(value):
     if value and value.startswith(_RAY_TARGETS):
         if sys.breakpointhook is sys.__breakpointhook__:
             sys.breakpointhook = _set_trace
+        if _post_mortem is not None:
+            _take_post_mortem()
     elif sys.breakpointhook is _set_trace:
         sys.breakpointhook = sys.__breakpointhook__
+
+
+def _take_post_mortem():
+    """A task's exception is caught by Ray's worker, which turns it into a RayTaskError for the
+    caller; while it still handles it, the worker asks `ray.util.pdb` whether to open Ray's
+    post-mortem debugger (RAY_DEBUG_POST_MORTEM) and opens it. Under `dpdb run --post-mortem`
+    those two answer for dpdb: the session opens in the worker, in the task's frames."""
+    rpdb = sys.modules.get("ray.util.rpdb")
+    if rpdb is None:
+        return
+    rpdb._is_ray_debugger_post_mortem_enabled = lambda: True
+    rpdb._post_mortem = _post_mortem
 
 
 def _context():

@@ -1,7 +1,7 @@
 """Ray under `dpdb run`: breakpoint() in a task and in an actor method opens a dpdb session
 labelled with the task, a global breakpoint by location stops in a task whose function Ray sent
 by value, and `dpdb ps` shows Ray's native processes (exec'd by the driver's children) with the
-workers below them; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
+workers below them; --post-mortem opens in the worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
 tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
 without Ray it skips."""
 
@@ -129,3 +129,21 @@ def test_a_cluster_started_under_dpdb_debugs_the_jobs_submitted_to_it(dpdb):
                 driver.wait()
     finally:
         end_group(head)
+
+
+def test_post_mortem_of_a_ray_task_opens_in_its_worker(dpdb):
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", program(os.path.join("frameworks",
+                                                                          "ray_fail.py")),
+                     env=ray_env(dpdb), timeout=RAY_TIMEOUT)
+    try:
+        line = line_of(program(os.path.join("frameworks", "ray_fail.py")), "the task's failing")
+        run.expect(r"ray task ratio, thread MainThread, at ray_fail.py:%d in ratio\(\)" % line)
+        run.expect(PROMPT)
+        run.sendline("p x")
+        run.expect(r"\r\n3\r\n")
+        run.expect(PROMPT)
+        run.sendline("c")
+        run.expect("the caller got ZeroDivisionError")
+        finish(run)
+    finally:
+        end_group(run)
