@@ -82,6 +82,16 @@ def test_breakpoints_in_ray_tasks_and_actors(dpdb, ray_run):
     run.sendline("c")
     run.expect("actor 1")
 
+    # An async actor's method runs on the actor's event loop, in a thread of Ray's.
+    run.expect(r"attached to session \d+: pid \d+ \[ray_job=\w+,ray_node=\w+\] "
+               r"ray actor AsyncCounter.incr, thread ")
+    run.expect(stop_line(r"return total"))
+    run.expect(PROMPT)
+    run.sendline("p total")
+    run.expect(r"\r\n5\r\n")
+    run.sendline("c")
+    run.expect("async actor 5")
+
     run.expect("waiting for the global breakpoint")
     line = line_of(JOB, "the line of a global breakpoint")
     added = dpdb.run("dpdb", "break", "ray_job.py:%d" % line)
