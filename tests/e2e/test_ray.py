@@ -1,4 +1,4 @@
-"""Ray under `dpdb run`: breakpoint() in a task and in an actor method opens a dpdb session
+"""Ray under `dpdb run`: breakpoint() in a task, an actor method and an async actor opens a session
 labelled with the task, a global breakpoint by location stops in a task whose function Ray sent
 by value, and `dpdb ps` shows Ray's native processes (exec'd by the driver's children) with the
 workers below them; --post-mortem opens in the worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
