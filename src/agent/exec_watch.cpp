@@ -16,9 +16,10 @@ std::string text_of(PyObject* object) {
         PyErr_Clear();
         return "";
     }
-    if (PyBytes_Check(path))
+    if (PyBytes_Check(path)) {
         Py_SETREF(path, PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
                                                          PyBytes_GET_SIZE(path)));
+    }
     PyObject* encoded =
         path != nullptr ? PyUnicode_AsEncodedString(path, "utf-8", "backslashreplace") : nullptr;
     Py_XDECREF(path);
