@@ -11,11 +11,14 @@ from conftest import PROMPT, finish, line_of, program, wait_until
 pytest.importorskip("cloudpickle")
 
 
+JOB = program(os.path.join("byvalue", "byvalue_job.py"))
+
+
 def test_a_breakpoint_by_location_stops_in_a_function_that_came_by_value(dpdb):
     go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", program("byvalue_job.py"), go)
+    run = dpdb.spawn("dpdb", "run", JOB, go)
     run.expect("driver ready")
-    line = line_of(program("byvalue_job.py"), "the task's line")
+    line = line_of(JOB, "the task's line")
     added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
     assert added.returncode == 0, added.stderr
     open(go, "w").close()
@@ -36,9 +39,9 @@ def test_a_breakpoint_by_location_stops_in_a_function_that_came_by_value(dpdb):
 
 def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
     go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", program("byvalue_job.py"), go, "early")
+    run = dpdb.spawn("dpdb", "run", JOB, go, "early")
     run.expect("driver ready")
-    line = line_of(program("byvalue_job.py"), "the task's line")
+    line = line_of(JOB, "the task's line")
     wait_until(lambda: os.path.exists(go + ".held"), "the worker to unpickle the function")
     # No module of the worker names the file; the function made by value does.
     added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
@@ -47,6 +50,14 @@ def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
     open(go, "w").close()
     run.expect(r"byvalue_worker.py early .*, thread MainThread, at byvalue_job.py:%d in task\(\)"
                % line)
+    run.expect(PROMPT)
+    # At the prompt too, `b FILE:LINE` finds the file of code that came by value (no module
+    # names it, and it is on no path the worker searches).
+    returns = line_of(JOB, "the task's return")
+    run.sendline("b byvalue_job.py:%d" % returns)
+    run.expect(r"Breakpoint \d+ at \S+/byvalue/byvalue_job.py:%d" % returns)
+    run.sendline("c")
+    run.expect(r"byvalue_job.py\(%d\)task\(\)" % returns)
     run.expect(PROMPT)
     run.sendline("c")
     run.expect("early result 42")

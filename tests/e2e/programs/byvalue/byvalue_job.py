@@ -12,11 +12,13 @@ import cloudpickle
 
 def task(x):
     doubled = x * 2  # the task's line
-    return doubled
+    return doubled  # the task's return
 
 
 def run_worker(mode, payload, *args):
-    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "byvalue_worker.py")
+    # The worker lives in the folder above: this file is on no path the worker searches.
+    worker = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "byvalue_worker.py")
     done = subprocess.run([sys.executable, worker, mode, *args], input=payload,
                           stdout=subprocess.PIPE)
     sys.stdout.write(done.stdout.decode())
