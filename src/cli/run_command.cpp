@@ -192,6 +192,7 @@ int run_command(const RunOptions& options) {
     console_options.follow = Follow::Run;
     console_options.run_id = run_id;
     console_options.program_running = [&program] { return program.running(); };
+    console_options.program_pid = program.pid;
     Console console(channel, console_options);
     forward_signals_to(program.pid);
     // The console ends early if it lost the hub or its terminal; the program runs on regardless
