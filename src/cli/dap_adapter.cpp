@@ -1,0 +1,648 @@
+#include "cli/dap_adapter.hpp"
+
+#include <stdexcept>
+
+#include "cli/hub_locator.hpp"
+
+namespace dpdb::cli::dap {
+namespace {
+
+using wire::Json;
+
+constexpr auto kAnswerTimeout = std::chrono::seconds(10);
+constexpr int kColumns = 200;  // what pdb's `pp` fits its output to under an IDE
+const char* const kFunctions = "<function breakpoints>";
+
+// A request the adapter cannot serve as asked: its text is the error response's message.
+struct RequestError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+const Json& arguments(const Json& request) {
+    static const Json none = Json::object();
+    const auto it = request.find("arguments");
+    return it != request.end() && it->is_object() ? *it : none;
+}
+
+std::int64_t integer(const Json& request, const char* key) {
+    const auto& args = arguments(request);
+    const auto it = args.find(key);
+    if (it == args.end() || !it->is_number_integer()) {
+        throw RequestError(std::string("arguments.") + key + " must be an integer");
+    }
+    return it->get<std::int64_t>();
+}
+
+std::string text(const Json& object, const char* key, const std::string& fallback = "") {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::int64_t number(const Json& object, const char* key, std::int64_t fallback = 0) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+
+std::string basename(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// What pdb's stop reasons are called in DAP's stopped event.
+std::string stop_reason(const std::string& reason) {
+    if (reason == "pause") return "pause";
+    if (reason == "post-mortem") return "exception";
+    return "breakpoint";
+}
+
+}  // namespace
+
+Adapter::Adapter(std::function<void(const Json&)> to_ide, std::string hub)
+    : to_ide_(std::move(to_ide)), hub_option_(std::move(hub)) {}
+
+Adapter::~Adapter() = default;
+
+int Adapter::hub_fd() const {
+    return channel_ ? channel_->fd() : -1;
+}
+
+// --- to the IDE ------------------------------------------------------------------------------
+
+void Adapter::send_event(const std::string& event, Json body) {
+    to_ide_({{"seq", seq_++}, {"type", "event"}, {"event", event}, {"body", std::move(body)}});
+}
+
+void Adapter::respond(const Json& request, Json body) {
+    to_ide_({{"seq", seq_++},
+             {"type", "response"},
+             {"request_seq", number(request, "seq")},
+             {"success", true},
+             {"command", text(request, "command")},
+             {"body", std::move(body)}});
+}
+
+void Adapter::fail(const Json& request, const std::string& message) {
+    to_ide_({{"seq", seq_++},
+             {"type", "response"},
+             {"request_seq", number(request, "seq")},
+             {"success", false},
+             {"command", text(request, "command")},
+             {"message", message},
+             {"body", {{"error", {{"id", 1}, {"format", message}, {"showUser", false}}}}}});
+}
+
+void Adapter::bad_frame(const std::string& reason) {
+    fail(Json::object(), "malformed message: " + reason);
+}
+
+// --- from the IDE ----------------------------------------------------------------------------
+
+void Adapter::from_ide(const std::string& body) {
+    Json message = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (message.is_discarded()) return fail(Json::object(), "malformed message: not JSON");
+    if (!message.is_object()) return fail(Json::object(), "malformed message: not an object");
+    if (text(message, "type") != "request" || text(message, "command").empty() ||
+        !message.contains("seq") || !message["seq"].is_number_integer()) {
+        // Responses to reverse requests included: this adapter sends none.
+        if (text(message, "type") == "response") return;
+        return fail(message, "malformed message: a request needs seq, type \"request\" and command");
+    }
+    try {
+        request(message);
+    } catch (const std::exception& error) {
+        fail(message, error.what());
+    }
+}
+
+void Adapter::request(const Json& request) {
+    const std::string command = text(request, "command");
+    const bool attached = channel_ != nullptr;
+    if (command == "initialize") return initialize(request);
+    if (command == "attach") return attach(request);
+    if (command == "launch") {
+        return fail(request, "dpdb dap attaches to a job: run it with `dpdb run` (DPDB_HUB set), "
+                             "then attach");
+    }
+    if (command == "disconnect") return disconnect(request);
+    static const char* const needing_hub[] = {
+        "configurationDone", "threads",  "stackTrace", "scopes",          "variables",
+        "setVariable",       "evaluate", "continue",   "next",            "stepIn",
+        "stepOut",           "pause",    "setBreakpoints", "setFunctionBreakpoints",
+        "setExceptionBreakpoints"};
+    bool known = false;
+    for (const char* name : needing_hub) known = known || command == name;
+    if (!known) return fail(request, "unknown request \"" + command + "\"");
+    if (!attached) return fail(request, command + " before attach: there is no hub yet");
+    if (command == "configurationDone") return configuration_done(request);
+    if (command == "threads") return threads(request);
+    if (command == "stackTrace") return stack_trace(request);
+    if (command == "scopes") return scopes(request);
+    if (command == "variables") return variables(request);
+    if (command == "setVariable") return set_variable(request);
+    if (command == "evaluate") return evaluate(request);
+    if (command == "continue") return resume(request, "continue", "");
+    if (command == "next") return resume(request, "next", "step");
+    if (command == "stepIn") return resume(request, "step", "step");
+    if (command == "stepOut") return resume(request, "return", "step");
+    if (command == "pause") return pause(request);
+    if (command == "setExceptionBreakpoints") {
+        const auto& filters = arguments(request).value("filters", Json::array());
+        if (filters.is_array() && filters.empty()) return respond(request);
+        return fail(request, "exception breakpoints are not supported yet (`dpdb run "
+                             "--post-mortem` stops on uncaught exceptions)");
+    }
+    const auto& args = arguments(request);
+    if (command == "setFunctionBreakpoints") {
+        Json specs = Json::array();
+        for (const auto& bp : args.value("breakpoints", Json::array())) {
+            specs.push_back({{"spec", text(bp, "name")},
+                             {"condition", text(bp, "condition")},
+                             {"hitCondition", text(bp, "hitCondition")}});
+        }
+        return set_breakpoints(request, kFunctions, std::move(specs));
+    }
+    const auto source = args.value("source", Json::object());
+    const std::string path = source.is_object() ? text(source, "path") : "";
+    if (path.empty()) return fail(request, "setBreakpoints needs source.path");
+    Json specs = Json::array();
+    for (const auto& bp : args.value("breakpoints", Json::array())) {
+        specs.push_back({{"spec", to_remote(path) + ":" + std::to_string(number(bp, "line"))},
+                         {"line", number(bp, "line")},
+                         {"condition", text(bp, "condition")},
+                         {"hitCondition", text(bp, "hitCondition")},
+                         {"logMessage", text(bp, "logMessage")}});
+    }
+    set_breakpoints(request, path, std::move(specs));
+}
+
+void Adapter::initialize(const Json& request) {
+    // Only what works: no hit counts, log points, exception filters or terminate yet.
+    respond(request, {{"supportsConfigurationDoneRequest", true},
+                      {"supportsFunctionBreakpoints", true},
+                      {"supportsConditionalBreakpoints", true},
+                      {"supportsHitConditionalBreakpoints", false},
+                      {"supportsLogPoints", false},
+                      {"supportsEvaluateForHovers", true},
+                      {"supportsSetVariable", true},
+                      {"supportsDelayedStackTraceLoading", true},
+                      {"supportsTerminateRequest", false},
+                      {"supportTerminateDebuggee", false},
+                      {"supportsStepBack", false},
+                      {"exceptionBreakpointFilters", Json::array()}});
+}
+
+void Adapter::attach(const Json& request) {
+    if (channel_) return fail(request, "already attached");
+    const auto& args = arguments(request);
+    for (const auto& mapping : args.value("pathMappings", Json::array())) {
+        if (!mapping.is_object()) continue;
+        const auto local = text(mapping, "localRoot");
+        const auto remote = text(mapping, "remoteRoot");
+        if (!local.empty() && !remote.empty()) path_mappings_.emplace_back(local, remote);
+    }
+    const auto targets = locate_hubs(text(args, "hub", hub_option_));
+    if (targets.size() > 1) {
+        return fail(request, "several hubs are running: name one with \"hub\" in the attach "
+                             "configuration, --hub or DPDB_HUB (`dpdb ls` shows them)");
+    }
+    auto channel = std::make_unique<wire::Channel>();
+    connect_client(*channel, targets.front());
+    channel_ = std::move(channel);
+    channel_->send(wire::make("subscribe"));
+    list_id_ = next_id_++;
+    channel_->send(wire::make("list", {{"id", list_id_}, {"sessions_only", true}}));
+    respond(request);
+    send_event("initialized");
+}
+
+void Adapter::configuration_done(const Json& request) {
+    configured_ = true;
+    respond(request);
+    for (const auto& [id, thread] : threads_) {
+        if (thread.sid != 0 && !thread.ours) take(thread);
+    }
+}
+
+void Adapter::threads(const Json& request) {
+    Json list = Json::array();
+    for (const auto& [id, thread] : threads_) list.push_back({{"id", id}, {"name", thread.name}});
+    respond(request, {{"threads", std::move(list)}});
+}
+
+void Adapter::stack_trace(const Json& request) {
+    auto& thread = stopped_thread(request, integer(request, "threadId"));
+    const auto& args = arguments(request);
+    const auto first = std::max<std::int64_t>(0, number(args, "startFrame"));
+    const auto levels = number(args, "levels");
+    const auto id = thread.id;
+    inspect(request, thread, {{"command", "stack"}}, [this, request, id, first, levels](auto& m) {
+        const auto all = m["body"].value("frames", Json::array());
+        Json frames = Json::array();
+        for (std::size_t i = first; i < all.size(); ++i) {
+            if (levels > 0 && static_cast<std::int64_t>(frames.size()) == levels) break;
+            const auto& frame = all[i];
+            const auto path = to_local(text(frame, "path"));
+            frames.push_back({{"id", keep(threads_.at(id), number(frame, "frame"))},
+                              {"name", text(frame, "name")},
+                              {"source", {{"name", basename(path)}, {"path", path}}},
+                              {"line", number(frame, "line")},
+                              {"column", 1}});
+        }
+        respond(request, {{"stackFrames", std::move(frames)}, {"totalFrames", all.size()}});
+    });
+}
+
+void Adapter::scopes(const Json& request) {
+    const auto& frame = handle(request, "frameId", integer(request, "frameId"));
+    auto& thread = thread_of(request, frame);
+    const auto id = thread.id;
+    inspect(request, thread, {{"command", "scopes"}, {"frame", frame.agent}},
+            [this, request, id](auto& m) {
+                Json scopes = Json::array();
+                for (const auto& scope : m["body"].value("scopes", Json::array())) {
+                    scopes.push_back(
+                        {{"name", text(scope, "name")},
+                         {"presentationHint", text(scope, "name") == "Locals" ? "locals" : ""},
+                         {"variablesReference", keep(threads_.at(id), number(scope, "ref"))},
+                         {"expensive", false}});
+                }
+                respond(request, {{"scopes", std::move(scopes)}});
+            });
+}
+
+Json Adapter::variable(const Thread& thread, const Json& item, const char* value_key) {
+    const auto ref = number(item, "ref");
+    Json out = {{value_key, text(item, "value")},
+                {"type", text(item, "type")},
+                {"variablesReference", ref > 0 ? keep(thread, ref) : 0}};
+    if (number(item, "named") > 0) out["namedVariables"] = number(item, "named");
+    if (number(item, "indexed") > 0) out["indexedVariables"] = number(item, "indexed");
+    return out;
+}
+
+void Adapter::variables(const Json& request) {
+    const auto& ref = handle(request, "variablesReference", integer(request, "variablesReference"));
+    auto& thread = thread_of(request, ref);
+    const auto& args = arguments(request);
+    const auto id = thread.id;
+    inspect(request, thread,
+            {{"command", "variables"},
+             {"ref", ref.agent},
+             {"start", number(args, "start")},
+             {"count", number(args, "count")}},
+            [this, request, id](auto& m) {
+                Json list = Json::array();
+                for (const auto& item : m["body"].value("variables", Json::array())) {
+                    Json entry = variable(threads_.at(id), item, "value");
+                    entry["name"] = text(item, "name");
+                    list.push_back(std::move(entry));
+                }
+                respond(request, {{"variables", std::move(list)}});
+            });
+}
+
+void Adapter::set_variable(const Json& request) {
+    const auto& ref = handle(request, "variablesReference", integer(request, "variablesReference"));
+    auto& thread = thread_of(request, ref);
+    const auto& args = arguments(request);
+    const auto id = thread.id;
+    inspect(request, thread,
+            {{"command", "set_variable"},
+             {"ref", ref.agent},
+             {"name", text(args, "name")},
+             {"value", text(args, "value")}},
+            [this, request, id](auto& m) {
+                respond(request, variable(threads_.at(id), m["body"], "value"));
+            });
+}
+
+void Adapter::evaluate(const Json& request) {
+    const auto& args = arguments(request);
+    Thread* thread = nullptr;
+    std::int64_t frame = -1;  // the thread's current frame
+    if (args.contains("frameId")) {
+        const auto& h = handle(request, "frameId", integer(request, "frameId"));
+        thread = &thread_of(request, h);
+        frame = h.agent;
+    } else {
+        for (auto& [id, candidate] : threads_) {
+            if (!candidate.stopped) continue;
+            if (thread != nullptr) throw RequestError("several threads are paused: pick a frame");
+            thread = &candidate;
+        }
+        if (thread == nullptr) throw RequestError("no paused thread to evaluate in");
+    }
+    const auto id = thread->id;
+    inspect(request, *thread,
+            {{"command", "evaluate"},
+             {"frame", frame},
+             {"expression", text(args, "expression")},
+             {"context", text(args, "context", "watch")}},
+            [this, request, id](auto& m) {
+                respond(request, variable(threads_.at(id), m["body"], "result"));
+            });
+}
+
+// continue, next, stepIn, stepOut: pdb's own commands, so that pdb's semantics hold.
+void Adapter::resume(const Json& request, const std::string& line, const std::string& reason) {
+    auto& thread = stopped_thread(request, integer(request, "threadId"));
+    channel_->send(wire::make("input", {{"sid", thread.sid}, {"line", line}}));
+    ran_on(thread);
+    thread.step = reason;
+    respond(request, line == "continue" ? Json{{"allThreadsContinued", false}} : Json::object());
+}
+
+void Adapter::pause(const Json& request) {
+    const auto id = integer(request, "threadId");
+    const auto it = threads_.find(id);
+    if (it == threads_.end()) throw RequestError("no thread " + std::to_string(id));
+    if (it->second.stopped) return respond(request);
+    ask("pause_process", {{"pid", it->second.pid}, {"all_threads", false}}, request, 0,
+        [this, request](auto& m) {
+            if (m["ok"].template get<bool>()) return respond(request);
+            fail(request, m.str("message"));
+        });
+}
+
+// The IDE's breakpoints of one source (or its function breakpoints) become the hub's global
+// breakpoints: the ones this adapter set there before are cleared, the new ones added, so every
+// process of the job, and those that start later, gets them.
+void Adapter::set_breakpoints(const Json& request, const std::string& key, Json specs) {
+    for (const auto bp : breakpoints_[key]) {
+        ask("break_clear", {{"bp", bp}}, request, 0, [](auto&) {});
+    }
+    breakpoints_[key].clear();
+    auto answers = std::make_shared<Json>(Json::array());
+    auto left = std::make_shared<std::size_t>(specs.size());
+    if (specs.empty()) return respond(request, {{"breakpoints", Json::array()}});
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const auto& spec = specs[i];
+        Json shown = {{"verified", false}};
+        if (spec.contains("line")) shown["line"] = spec["line"];
+        std::string refusal;
+        if (!text(spec, "hitCondition").empty()) refusal = "hit counts are not supported yet";
+        if (!text(spec, "logMessage").empty()) refusal = "log points are not supported yet";
+        if (text(spec, "spec").empty()) refusal = "no function name";
+        answers->push_back(shown);
+        if (!refusal.empty()) {
+            (*answers)[i]["message"] = refusal;
+            if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+            continue;
+        }
+        ask("break_add", {{"spec", text(spec, "spec")}, {"condition", text(spec, "condition")}},
+            request, 0, [this, request, key, answers, left, i](auto& m) {
+                auto& shown = (*answers)[i];
+                shown["message"] = m.str("message");
+                if (m["ok"].template get<bool>()) {
+                    const auto bp = number(m["data"], "bp");
+                    breakpoints_[key].push_back(bp);
+                    // The hub holds it and arms it in every process where its file runs, now or
+                    // later: for an IDE that is a verified breakpoint.
+                    shown["verified"] = true;
+                    shown["id"] = bp;
+                }
+                if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+            });
+    }
+}
+
+// The job runs on: sessions paused under the IDE stay paused, for a terminal to attach; the
+// IDE's breakpoints go, as they would with any debugger that leaves.
+void Adapter::disconnect(const Json& request) {
+    if (channel_) {
+        for (auto& [id, thread] : threads_) {
+            if (thread.ours && thread.sid != 0) {
+                channel_->send(wire::make("detach", {{"sid", thread.sid}}));
+            }
+        }
+        for (const auto& [key, ids] : breakpoints_) {
+            for (const auto bp : ids) {
+                channel_->send(wire::make("break_clear", {{"id", next_id_++}, {"bp", bp}}));
+            }
+        }
+        breakpoints_.clear();
+    }
+    respond(request);
+    finished_ = true;
+}
+
+// --- the hub's side --------------------------------------------------------------------------
+
+void Adapter::pump() {
+    if (!channel_) return;
+    try {
+        while (auto message = channel_->receive(0)) from_hub(*message);
+    } catch (const std::exception& error) {
+        send_event("output", {{"category", "stderr"},
+                              {"output", std::string("dpdb: the hub went away: ") + error.what() +
+                                             "\n"}});
+        send_event("terminated");
+        channel_.reset();
+        finished_ = true;
+        return;
+    }
+    expire(std::chrono::steady_clock::now());
+}
+
+void Adapter::from_hub(const wire::Message& message) {
+    const auto& type = message.type;
+    if (type == "listing" && message.num("id") == list_id_) {
+        for (const auto& session : message["sessions"]) session_seen(session);
+        return;
+    }
+    if (type == "event") return on_event(message.str("kind"), message["data"]);
+    if (type == "result" || type == "inspect_reply") {
+        const auto it = pending_.find(message.num("id"));
+        if (it == pending_.end()) return;
+        auto pending = std::move(it->second);
+        pending_.erase(it);
+        if (type == "inspect_reply" && message["body"].contains("error")) {
+            return fail(pending.request, text(message["body"], "error"));
+        }
+        try {
+            pending.done(message);
+        } catch (const std::exception& error) {
+            fail(pending.request, error.what());
+        }
+        return;
+    }
+    if (type == "error") {
+        send_event("output",
+                   {{"category", "stderr"}, {"output", "dpdb: " + message.str("message") + "\n"}});
+        return;
+    }
+    Thread* thread = message.has("sid") ? by_session(message.num("sid")) : nullptr;
+    if (thread == nullptr) return;
+    if (type == "attached") {
+        thread->ours = true;
+    } else if (type == "detached") {
+        // Another client took it, or it ended: it is no longer paused under this IDE.
+        thread->ours = false;
+        if (thread->stopped) ran_on(*thread);
+    } else if (type == "prompt" && thread->ours && !thread->stopped) {
+        thread->stopped = true;
+        std::string reason = thread->step;
+        thread->step.clear();
+        if (reason.empty()) reason = "breakpoint";
+        send_event("stopped",
+                   {{"reason", reason}, {"threadId", thread->id}, {"allThreadsStopped", false}});
+    } else if (type == "output") {
+        send_event("output", {{"category", "console"}, {"output", message.str("text")}});
+    }
+}
+
+void Adapter::on_event(const std::string& kind, const Json& data) {
+    if (kind == "session_open" || kind == "session_update") return session_seen(data);
+    if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
+    if (kind == "process_exit") {
+        const auto pid = number(data, "pid", -1);
+        for (auto it = threads_.begin(); it != threads_.end();) {
+            if (it->second.pid != pid) {
+                ++it;
+                continue;
+            }
+            send_event("thread", {{"reason", "exited"}, {"threadId", it->first}});
+            thread_ids_.erase({it->second.pid, it->second.tid});
+            it = threads_.erase(it);
+        }
+    }
+}
+
+void Adapter::session_seen(const Json& session) {
+    const auto sid = number(session, "sid");
+    const auto key = std::make_pair(number(session, "pid"), number(session, "tid"));
+    auto found = thread_ids_.find(key);
+    if (found == thread_ids_.end()) {
+        Thread thread;
+        thread.id = static_cast<std::int64_t>(thread_ids_.size()) + 1;
+        while (threads_.count(thread.id) != 0) ++thread.id;
+        thread.pid = key.first;
+        thread.tid = key.second;
+        thread.name = "pid " + std::to_string(key.first) + " " + text(session, "process_name") +
+                      " " + text(session, "thread");
+        found = thread_ids_.emplace(key, thread.id).first;
+        threads_.emplace(thread.id, thread);
+        send_event("thread", {{"reason", "started"}, {"threadId", thread.id}});
+    }
+    auto& thread = threads_.at(found->second);
+    thread.sid = sid;
+    const auto& stop = session.value("reason", Json());
+    if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());
+    // A session nobody holds (new, or released by a terminal) is taken; one a terminal holds is
+    // left to it.
+    const bool held = session.value("attached", false);
+    if (configured_ && !held && !thread.ours) take(thread);
+}
+
+void Adapter::take(const Thread& thread) {
+    channel_->send(wire::make("attach", {{"sid", thread.sid}, {"cols", kColumns}}));
+}
+
+void Adapter::session_gone(std::int64_t sid, const std::string& reason) {
+    Thread* thread = by_session(sid);
+    if (thread == nullptr) return;
+    const bool was_stopped = thread->stopped;
+    ran_on(*thread);
+    thread->sid = 0;
+    thread->ours = false;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->second.sid != sid) {
+            ++it;
+            continue;
+        }
+        fail(it->second.request, "the thread ran on (" + reason + ")");
+        it = pending_.erase(it);
+    }
+    if (was_stopped || reason == "continued") {
+        send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
+    }
+}
+
+// The thread runs: what the IDE holds of its last stop is gone.
+void Adapter::ran_on(Thread& thread) {
+    thread.stopped = false;
+    ++thread.stop;
+    for (auto it = handles_.begin(); it != handles_.end();) {
+        it = it->second.thread == thread.id ? handles_.erase(it) : std::next(it);
+    }
+}
+
+void Adapter::expire(std::chrono::steady_clock::time_point now) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (now < it->second.deadline) {
+            ++it;
+            continue;
+        }
+        fail(it->second.request, "no answer from the hub or the process within 10 s");
+        it = pending_.erase(it);
+    }
+}
+
+// --- helpers ---------------------------------------------------------------------------------
+
+std::int64_t Adapter::ask(const std::string& type, Json fields, const Json& request,
+                          std::int64_t sid, Done done) {
+    const auto id = next_id_++;
+    fields["id"] = id;
+    pending_[id] = Pending{request, sid, std::move(done),
+                           std::chrono::steady_clock::now() + kAnswerTimeout};
+    channel_->send(wire::make(type, std::move(fields)));
+    return id;
+}
+
+void Adapter::inspect(const Json& request, Thread& thread, Json question, Done done) {
+    if (!thread.stopped) throw RequestError("thread " + std::to_string(thread.id) + " is running");
+    ask("inspect", {{"sid", thread.sid}, {"request", std::move(question)}}, request, thread.sid,
+        std::move(done));
+}
+
+Adapter::Thread& Adapter::stopped_thread(const Json&, std::int64_t id) {
+    const auto it = threads_.find(id);
+    if (it == threads_.end()) throw RequestError("no thread " + std::to_string(id));
+    if (!it->second.stopped) throw RequestError("thread " + std::to_string(id) + " is running");
+    return it->second;
+}
+
+Adapter::Thread& Adapter::thread_of(const Json& request, const Handle& handle) {
+    auto& thread = stopped_thread(request, handle.thread);
+    if (thread.stop != handle.stop) throw RequestError("that frame is gone: the thread ran on");
+    return thread;
+}
+
+std::int64_t Adapter::keep(const Thread& thread, std::int64_t agent) {
+    const auto id = next_handle_++;
+    handles_[id] = Handle{thread.id, thread.stop, agent};
+    return id;
+}
+
+const Adapter::Handle& Adapter::handle(const Json&, const char* key, std::int64_t id) {
+    const auto it = handles_.find(id);
+    if (it == handles_.end()) {
+        throw RequestError(std::string("no ") + key + " " + std::to_string(id) +
+                           " (its thread ran on, or it never was)");
+    }
+    return it->second;
+}
+
+Adapter::Thread* Adapter::by_session(std::int64_t sid) {
+    for (auto& [id, thread] : threads_) {
+        if (thread.sid == sid && sid != 0) return &thread;
+    }
+    return nullptr;
+}
+
+std::string Adapter::to_remote(const std::string& path) const {
+    for (const auto& [local, remote] : path_mappings_) {
+        if (path.rfind(local, 0) == 0) return remote + path.substr(local.size());
+    }
+    return path;
+}
+
+std::string Adapter::to_local(const std::string& path) const {
+    for (const auto& [local, remote] : path_mappings_) {
+        if (path.rfind(remote, 0) == 0) return local + path.substr(remote.size());
+    }
+    return path;
+}
+
+}  // namespace dpdb::cli::dap

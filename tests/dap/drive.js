@@ -1,0 +1,178 @@
+// Drives `dpdb dap` with Microsoft's own DAP test client (DebugClient of
+// @vscode/debugadapter-testsupport) through one IDE session over a real multi-process job.
+// tests/e2e/test_dap.py starts the job and runs this; the environment says where things are:
+// DPDB (the executable), DPDB_HUB, PROGRAM (tests/e2e/programs/dap_job.py), its LINE_* numbers,
+// and PORT to reach `dpdb dap --listen` instead of starting `dpdb dap` on stdio.
+// Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
+'use strict';
+const assert = require('assert');
+const { DebugClient } = require('@vscode/debugadapter-testsupport');
+
+const env = process.env;
+const PROGRAM = env.PROGRAM;
+const LINE_WORK = Number(env.LINE_WORK);
+const LINE_SECOND = Number(env.LINE_SECOND);
+const TIMEOUT = 30000;
+
+function named(variables, name) {
+  const found = variables.find((v) => v.name === name);
+  assert.ok(found, `no variable ${name} among ${variables.map((v) => v.name)}`);
+  return found;
+}
+
+async function topFrame(dc, threadId) {
+  const trace = await dc.stackTraceRequest({ threadId });
+  return trace.body.stackFrames;
+}
+
+async function main() {
+  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
+  dc.defaultTimeout = TIMEOUT;
+  await (env.PORT ? dc.start(Number(env.PORT)) : dc.start());
+  const seen = {};
+
+  const init = await dc.initializeRequest({
+    adapterID: 'python', clientID: 'dpdb-tests', linesStartAt1: true, columnsStartAt1: true,
+    pathFormat: 'path',
+  });
+  // Honest capabilities: what works is claimed, what does not yet is not.
+  assert.strictEqual(init.body.supportsConfigurationDoneRequest, true);
+  assert.strictEqual(init.body.supportsConditionalBreakpoints, true);
+  assert.strictEqual(init.body.supportsSetVariable, true);
+  assert.strictEqual(init.body.supportsLogPoints, false);
+  assert.strictEqual(init.body.supportsHitConditionalBreakpoints, false);
+
+  // An unknown request, and one that needs an attach first: error responses, the adapter lives.
+  await assert.rejects(dc.customRequest('noSuchRequest', {}), /unknown request "noSuchRequest"/);
+  await assert.rejects(dc.threadsRequest(), /before attach/);
+
+  const initialized = dc.waitForEvent('initialized', TIMEOUT);
+  await dc.attachRequest({ name: 'dpdb', type: 'python', request: 'attach' });
+  await initialized;
+
+  // A conditional breakpoint, set through the protocol, stops the grandchild process.
+  const set = await dc.setBreakpointsRequest({
+    source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' }],
+  });
+  assert.strictEqual(set.body.breakpoints.length, 1);
+  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  const hits = await dc.setBreakpointsRequest({
+    source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' },
+      { line: LINE_SECOND, hitCondition: '5' }],
+  });
+  assert.strictEqual(hits.body.breakpoints[1].verified, false);
+  assert.match(hits.body.breakpoints[1].message, /not supported/);
+
+  const firstStop = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.configurationDoneRequest();
+  const stopped = await firstStop;
+  assert.strictEqual(stopped.body.reason, 'breakpoint');
+  const threadId = stopped.body.threadId;
+
+  const threads = (await dc.threadsRequest()).body.threads;
+  const thread = threads.find((t) => t.id === threadId);
+  assert.ok(thread, JSON.stringify(threads));
+  assert.match(thread.name, /^pid (\d+) /);
+  seen.pid = Number(/^pid (\d+) /.exec(thread.name)[1]);
+  seen.threadName = thread.name;
+
+  let frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].name, 'work');
+  assert.strictEqual(frames[0].line, LINE_WORK);
+  assert.strictEqual(frames[0].source.path, PROGRAM);
+  assert.strictEqual(frames[1].name, 'grandchild');
+  const paged = await dc.stackTraceRequest({ threadId, startFrame: 1, levels: 1 });
+  assert.strictEqual(paged.body.stackFrames.length, 1);
+  assert.strictEqual(paged.body.stackFrames[0].name, 'grandchild');
+  const firstFrameId = frames[0].id;
+
+  const scopes = (await dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+  const locals = scopes.find((s) => s.name === 'Locals');
+  assert.ok(locals, JSON.stringify(scopes));
+  let variables = (await dc.variablesRequest({ variablesReference: locals.variablesReference }))
+    .body.variables;
+  const n = Number(named(variables, 'n').value);
+  assert.ok(n >= 3, `the condition n >= 3 held: n is ${n}`);
+  seen.n = n;
+  const items = named(variables, 'items');
+  assert.strictEqual(items.indexedVariables, 500);
+  // A large container comes in pages.
+  const page = (await dc.variablesRequest({
+    variablesReference: items.variablesReference, filter: 'indexed', start: 100, count: 5,
+  })).body.variables;
+  assert.deepStrictEqual(page.map((v) => [v.name, v.value]),
+    [['[100]', '100'], ['[101]', '101'], ['[102]', '102'], ['[103]', '103'], ['[104]', '104']]);
+
+  // The caller's frame and its dict, by reference.
+  const callerScopes = (await dc.scopesRequest({ frameId: frames[1].id })).body.scopes;
+  const callerLocals = (await dc.variablesRequest({
+    variablesReference: callerScopes[0].variablesReference,
+  })).body.variables;
+  const table = named(callerLocals, 'table');
+  const entries = (await dc.variablesRequest({ variablesReference: table.variablesReference }))
+    .body.variables;
+  assert.strictEqual(named(entries, "'name'").value, "'dpdb'");
+
+  // evaluate: watch, hover, and the repl, which runs pdb commands.
+  const watch = await dc.evaluateRequest({ expression: 'n * 10', frameId: frames[0].id, context: 'watch' });
+  assert.strictEqual(watch.body.result, String(n * 10));
+  const hover = await dc.evaluateRequest({ expression: 'items', frameId: frames[0].id, context: 'hover' });
+  assert.strictEqual(hover.body.indexedVariables, 500);
+  const repl = await dc.evaluateRequest({ expression: 'p len(items) + 1', frameId: frames[0].id, context: 'repl' });
+  assert.strictEqual(repl.body.result, '501');
+  const where = await dc.evaluateRequest({ expression: 'w', frameId: frames[0].id, context: 'repl' });
+  assert.match(where.body.result, /dap_job\.py\(\d+\)work\(\)/);
+  await assert.rejects(dc.evaluateRequest({ expression: 'c', frameId: frames[0].id, context: 'repl' }),
+    /not run from the repl/);
+  await assert.rejects(dc.evaluateRequest({ expression: 'undefined_name', frameId: frames[0].id, context: 'watch' }),
+    /NameError/);
+
+  // setVariable changes the paused frame: the line that runs next sees it.
+  const changed = await dc.setVariableRequest({ variablesReference: locals.variablesReference, name: 'n', value: '100' });
+  assert.strictEqual(changed.body.value, '100');
+
+  // next: pdb's own `next`.
+  let step = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.nextRequest({ threadId });
+  assert.strictEqual((await step).body.reason, 'step');
+  frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, LINE_SECOND);
+  const total = await dc.evaluateRequest({ expression: 'total', frameId: frames[0].id, context: 'watch' });
+  assert.strictEqual(total.body.result, '200', 'the line after setVariable ran with n = 100');
+  // What the IDE held from the earlier stop is gone, and says so.
+  await assert.rejects(dc.scopesRequest({ frameId: firstFrameId }), /no frameId|gone/);
+  await assert.rejects(dc.stackTraceRequest({ threadId: 987654 }), /no thread 987654/);
+
+  // stepIn: pdb's `step`, to the next line of work().
+  step = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.stepInRequest({ threadId });
+  assert.strictEqual((await step).body.reason, 'step');
+  frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, LINE_SECOND + 1);
+
+  // stepOut: pdb's `return`.
+  step = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.stepOutRequest({ threadId });
+  assert.strictEqual((await step).body.reason, 'step');
+
+  // continue: the thread runs, and the conditional breakpoint stops it at the next call.
+  const continued = dc.waitForEvent('continued', TIMEOUT);
+  const again = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.continueRequest({ threadId });
+  assert.strictEqual((await continued).body.threadId, threadId);
+  const second = await again;
+  assert.strictEqual(second.body.threadId, threadId);
+  assert.strictEqual(second.body.reason, 'breakpoint');
+  frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, LINE_WORK);
+
+  // Disconnect while it is paused: it stays paused, for a terminal; the job runs on.
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
+  await dc.disconnectRequest({ terminateDebuggee: false });
+  process.stdout.write(JSON.stringify(seen) + '\n');
+}
+
+main().then(() => process.exit(0), (error) => {
+  process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,155 @@
+"""`dpdb dap`: the Debug Adapter Protocol over a real multi-process job, driven by Microsoft's own
+DAP test client (tests/dap/drive.js, `DebugClient` of @vscode/debugadapter-testsupport from npm)
+and, for what that client cannot send (bytes that are no message), by raw frames from here."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import DPDB, PROMPT, TIMEOUT, line_of, program, stop, wait_until
+
+PROGRAM = program("dap_job.py")
+DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
+NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
+NODE = shutil.which("node")
+
+
+def needs_node():
+    if NODE is None or not os.path.isdir(NODE_MODULES):
+        pytest.skip("node and tests/dap/node_modules (`npm ci --prefix tests/dap`) are needed")
+
+
+class Job:
+    """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
+
+    def __init__(self, dpdb):
+        self.dpdb = dpdb
+        self.socket = os.path.join(dpdb.root, "hub.sock")
+        self.env = {"DPDB_HUB": "unix:" + self.socket}
+        self.hub = dpdb.spawn("dpdb", "hub", "--socket", self.socket)
+        self.hub.expect("dpdb hub listening")
+        self.beat = os.path.join(dpdb.root, "beat")
+        self.output = open(os.path.join(dpdb.root, "run.out"), "w+")
+        self.run = subprocess.Popen([DPDB, "run", PROGRAM, self.beat],
+                                    env=dict(dpdb.env, **self.env), cwd=dpdb.root,
+                                    stdin=subprocess.DEVNULL, stdout=self.output,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        wait_until(lambda: self.beats() is not None, "the grandchild's first beat")
+
+    def beats(self):
+        try:
+            with open(self.beat) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def close(self):
+        stop(self.run)
+        self.output.close()
+
+
+@pytest.fixture
+def job(dpdb):
+    job = Job(dpdb)
+    yield job
+    job.close()
+
+
+def drive(job, **extra):
+    env = dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
+               LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
+               LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
+    done = subprocess.run([NODE, DRIVER], env=env, capture_output=True, text=True,
+                          timeout=180, cwd=job.dpdb.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def leaves_the_job_running(dpdb, job, seen):
+    """After the IDE's disconnect the grandchild stays paused, unattached, for a terminal, and
+    no breakpoint of the IDE's is left."""
+    listing = dpdb.wait_ls(lambda listing: any(
+        s["pid"] == seen["pid"] and not s["attached"] for s in listing["sessions"]), env=job.env)
+    (session,) = [s for s in listing["sessions"] if s["pid"] == seen["pid"]]
+    listed = dpdb.run("dpdb", "break", "--list", env=job.env)
+    assert "dap_job.py" not in listed.stdout, listed.stdout
+    terminal = dpdb.spawn("dpdb", "attach", str(session["sid"]), env=job.env)
+    terminal.expect(PROMPT)
+    terminal.sendline("c")
+    paused_at = job.beats()
+    wait_until(lambda: job.beats() > paused_at + 2, "the grandchild running on after the IDE")
+
+
+def test_debug_client_over_stdio_stops_a_grandchild_and_steps(dpdb, job):
+    needs_node()
+    seen = drive(job)
+    assert seen["n"] >= 3
+    leaves_the_job_running(dpdb, job, seen)
+
+
+def test_debug_client_over_a_tcp_port(dpdb, job):
+    needs_node()
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+                              env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        line = server.stderr.readline()
+        port = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        assert port, line
+        seen = drive(job, PORT=port.group(1))
+        leaves_the_job_running(dpdb, job, seen)
+    finally:
+        stop(server)
+
+
+def frame(message):
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def read_message(stream):
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        byte = stream.read(1)
+        assert byte, "dpdb dap closed its output; read so far: %r" % header
+        header += byte
+    length = int(re.search(rb"Content-Length: (\d+)", header).group(1))
+    return json.loads(stream.read(length))
+
+
+def test_malformed_input_gets_error_responses_and_the_adapter_lives_on(dpdb):
+    adapter = subprocess.Popen([DPDB, "dap"], env=dpdb.env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        sent = [
+            (b"Content-Length: 7\r\n\r\n{nope!}", "malformed message: not JSON"),
+            (b"Content-Type: text\r\n\r\n", "without Content-Length"),
+            (b"Content-Length: x1\r\n\r\n", "not a number"),
+            (frame([1, 2]), "not an object"),
+            (frame({"seq": 4, "type": "request"}), "a request needs"),
+            (frame({"seq": 5, "type": "request", "command": "fly"}), 'unknown request "fly"'),
+            (frame({"seq": 6, "type": "request", "command": "stackTrace",
+                    "arguments": {"threadId": "one"}}), "before attach"),
+        ]
+        for data, expected in sent:
+            adapter.stdin.write(data)
+            adapter.stdin.flush()
+            answer = read_message(adapter.stdout)
+            assert answer["type"] == "response" and answer["success"] is False, answer
+            assert expected in answer["message"], answer
+        adapter.stdin.write(frame({"seq": 7, "type": "request", "command": "initialize",
+                                   "arguments": {"adapterID": "python"}}))
+        adapter.stdin.flush()
+        answer = read_message(adapter.stdout)
+        assert answer["success"] is True and answer["request_seq"] == 7, answer
+        adapter.stdin.close()  # the IDE goes away: the adapter ends, quietly
+        assert adapter.wait(timeout=TIMEOUT) == 0
+    finally:
+        if adapter.poll() is None:
+            adapter.kill()
+            adapter.wait()
