@@ -219,7 +219,7 @@ void Adapter::configuration_done(const Json& request) {
     configured_ = true;
     respond(request);
     for (const auto& [id, thread] : threads_) {
-        if (thread.sid != 0 && !thread.ours) take(thread);
+        if (thread.sid != 0 && !thread.ours && !thread.held) take(thread);
     }
 }
 
@@ -478,7 +478,9 @@ void Adapter::from_hub(const wire::Message& message) {
     } else if (type == "detached") {
         // Another client took it, or it ended: it is no longer paused under this IDE.
         thread->ours = false;
-        if (thread->stopped) ran_on(*thread);
+        if (!thread->stopped) return;
+        ran_on(*thread);
+        send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
     } else if (type == "prompt" && thread->ours && !thread->stopped) {
         thread->stopped = true;
         std::string reason = thread->step;
@@ -530,8 +532,8 @@ void Adapter::session_seen(const Json& session) {
     if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());
     // A session nobody holds (new, or released by a terminal) is taken; one a terminal holds is
     // left to it.
-    const bool held = session.value("attached", false);
-    if (configured_ && !held && !thread.ours) take(thread);
+    thread.held = session.value("attached", false) && !thread.ours;
+    if (configured_ && !thread.held && !thread.ours) take(thread);
 }
 
 void Adapter::take(const Thread& thread) {

@@ -44,6 +44,7 @@ class Adapter {
         std::string name;
         std::int64_t sid = 0;    // its open session, 0 while it runs
         bool ours = false;       // this adapter is the session's client
+        bool held = false;       // another client (a terminal) is
         bool stopped = false;    // at a prompt, under this adapter
         std::string step;        // set by a step request: the reason of the next stop
         std::uint64_t stop = 0;  // counts resumptions: handles of earlier stops are gone
