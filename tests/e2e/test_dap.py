@@ -39,14 +39,15 @@ class Job:
                                     env=dict(dpdb.env, **self.env), cwd=dpdb.root,
                                     stdin=subprocess.DEVNULL, stdout=self.output,
                                     stderr=subprocess.STDOUT, start_new_session=True)
-        wait_until(lambda: self.beats() is not None, "the grandchild's first beat")
+        wait_until(lambda: self.beats() >= 0, "the grandchild's first beat")
 
     def beats(self):
+        """How many calls of work() the grandchild made, or -1 while it rewrites the file."""
         try:
             with open(self.beat) as f:
                 return int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
-            return None
+            return -1
 
     def close(self):
         stop(self.run)
@@ -81,7 +82,8 @@ def leaves_the_job_running(dpdb, job, seen):
     terminal = dpdb.spawn("dpdb", "attach", str(session["sid"]), env=job.env)
     terminal.expect(PROMPT)
     terminal.sendline("c")
-    paused_at = job.beats()
+    paused_at = job.beats()  # it stands still while paused: a rewrite is not under way
+    assert paused_at >= 0
     wait_until(lambda: job.beats() > paused_at + 2, "the grandchild running on after the IDE")
 
 
