@@ -105,7 +105,8 @@ void Adapter::from_ide(const std::string& body) {
         !message.contains("seq") || !message["seq"].is_number_integer()) {
         // Responses to reverse requests included: this adapter sends none.
         if (text(message, "type") == "response") return;
-        return fail(message, "malformed message: a request needs seq, type \"request\" and command");
+        return fail(message,
+                    "malformed message: a request needs seq, type \"request\" and command");
     }
     try {
         request(message);
@@ -120,15 +121,26 @@ void Adapter::request(const Json& request) {
     if (command == "initialize") return initialize(request);
     if (command == "attach") return attach(request);
     if (command == "launch") {
-        return fail(request, "dpdb dap attaches to a job: run it with `dpdb run` (DPDB_HUB set), "
-                             "then attach");
+        return fail(request,
+                    "dpdb dap attaches to a job: run it with `dpdb run` (DPDB_HUB set), "
+                    "then attach");
     }
     if (command == "disconnect") return disconnect(request);
-    static const char* const needing_hub[] = {
-        "configurationDone", "threads",  "stackTrace", "scopes",          "variables",
-        "setVariable",       "evaluate", "continue",   "next",            "stepIn",
-        "stepOut",           "pause",    "setBreakpoints", "setFunctionBreakpoints",
-        "setExceptionBreakpoints"};
+    static const char* const needing_hub[] = {"configurationDone",
+                                              "threads",
+                                              "stackTrace",
+                                              "scopes",
+                                              "variables",
+                                              "setVariable",
+                                              "evaluate",
+                                              "continue",
+                                              "next",
+                                              "stepIn",
+                                              "stepOut",
+                                              "pause",
+                                              "setBreakpoints",
+                                              "setFunctionBreakpoints",
+                                              "setExceptionBreakpoints"};
     bool known = false;
     for (const char* name : needing_hub) known = known || command == name;
     if (!known) return fail(request, "unknown request \"" + command + "\"");
@@ -148,8 +160,9 @@ void Adapter::request(const Json& request) {
     if (command == "setExceptionBreakpoints") {
         const auto& filters = arguments(request).value("filters", Json::array());
         if (filters.is_array() && filters.empty()) return respond(request);
-        return fail(request, "exception breakpoints are not supported yet (`dpdb run "
-                             "--post-mortem` stops on uncaught exceptions)");
+        return fail(request,
+                    "exception breakpoints are not supported yet (`dpdb run "
+                    "--post-mortem` stops on uncaught exceptions)");
     }
     const auto& args = arguments(request);
     if (command == "setFunctionBreakpoints") {
@@ -202,8 +215,9 @@ void Adapter::attach(const Json& request) {
     }
     const auto targets = locate_hubs(text(args, "hub", hub_option_));
     if (targets.size() > 1) {
-        return fail(request, "several hubs are running: name one with \"hub\" in the attach "
-                             "configuration, --hub or DPDB_HUB (`dpdb ls` shows them)");
+        return fail(request,
+                    "several hubs are running: name one with \"hub\" in the attach "
+                    "configuration, --hub or DPDB_HUB (`dpdb ls` shows them)");
     }
     auto channel = std::make_unique<wire::Channel>();
     connect_client(*channel, targets.front());
@@ -433,9 +447,9 @@ void Adapter::pump() {
     try {
         while (auto message = channel_->receive(0)) from_hub(*message);
     } catch (const std::exception& error) {
-        send_event("output", {{"category", "stderr"},
-                              {"output", std::string("dpdb: the hub went away: ") + error.what() +
-                                             "\n"}});
+        send_event("output",
+                   {{"category", "stderr"},
+                    {"output", std::string("dpdb: the hub went away: ") + error.what() + "\n"}});
         send_event("terminated");
         channel_.reset();
         finished_ = true;
@@ -586,8 +600,8 @@ std::int64_t Adapter::ask(const std::string& type, Json fields, const Json& requ
                           std::int64_t sid, Done done) {
     const auto id = next_id_++;
     fields["id"] = id;
-    pending_[id] = Pending{request, sid, std::move(done),
-                           std::chrono::steady_clock::now() + kAnswerTimeout};
+    pending_[id] =
+        Pending{request, sid, std::move(done), std::chrono::steady_clock::now() + kAnswerTimeout};
     channel_->send(wire::make(type, std::move(fields)));
     return id;
 }

@@ -115,11 +115,11 @@ class Adapter {
     std::int64_t next_id_ = 1;  // hub request ids (result, listing, inspect_reply)
     std::int64_t list_id_ = 0;
     std::map<std::int64_t, Pending> pending_;
-    std::map<std::int64_t, Thread> threads_;               // DAP thread id -> thread
+    std::map<std::int64_t, Thread> threads_;  // DAP thread id -> thread
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> thread_ids_;  // (pid, tid)
     std::map<std::int64_t, Handle> handles_;
     std::int64_t next_handle_ = 1;
-    std::map<std::string, std::vector<std::int64_t>> breakpoints_;  // per source: hub ids
+    std::map<std::string, std::vector<std::int64_t>> breakpoints_;    // per source: hub ids
     std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
 };
 

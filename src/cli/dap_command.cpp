@@ -86,8 +86,9 @@ int listen_on(const std::string& listen) {
     address.sin_family = AF_INET;
     if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1 ||
         (ntohl(address.sin_addr.s_addr) >> 24) != 127) {
-        throw std::runtime_error("--listen takes a loopback address (127.0.0.1:PORT): DAP has no "
-                                 "authentication; reach it from elsewhere through SSH");
+        throw std::runtime_error(
+            "--listen takes a loopback address (127.0.0.1:PORT): DAP has no "
+            "authentication; reach it from elsewhere through SSH");
     }
     int port = -1;
     try {
