@@ -172,7 +172,49 @@ async function main() {
   process.stdout.write(JSON.stringify(seen) + '\n');
 }
 
-main().then(() => process.exit(0), (error) => {
+// The job starts after the IDE attached: its grandchild appears as a thread when it stops; a
+// thread that runs is paused by the IDE's pause button (dpdb pause underneath).
+async function late() {
+  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
+  dc.defaultTimeout = TIMEOUT;
+  await dc.start();
+  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
+  const initialized = dc.waitForEvent('initialized', TIMEOUT);
+  await dc.attachRequest({});
+  await initialized;
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
+  await dc.configurationDoneRequest();
+  assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
+  const started = dc.waitForEvent('thread', TIMEOUT);
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  process.stdout.write('attached\n');  // test_dap.py starts the job now
+  const thread = (await started).body;
+  assert.strictEqual(thread.reason, 'started');
+  const stop = (await stopped).body;
+  assert.strictEqual(stop.threadId, thread.threadId);
+  assert.strictEqual(stop.reason, 'breakpoint');
+  let frames = await topFrame(dc, stop.threadId);
+  assert.strictEqual(frames[0].line, LINE_WORK);
+
+  // No breakpoint left: continue lets it run; pause stops it wherever it is.
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
+  const continued = dc.waitForEvent('continued', TIMEOUT);
+  await dc.continueRequest({ threadId: stop.threadId });
+  await continued;
+  await assert.rejects(dc.stackTraceRequest({ threadId: stop.threadId }), /is running/);
+  const paused = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.pauseRequest({ threadId: stop.threadId });
+  const pause = (await paused).body;
+  assert.strictEqual(pause.threadId, stop.threadId);
+  assert.strictEqual(pause.reason, 'pause');
+  frames = await topFrame(dc, stop.threadId);
+  assert.ok(frames.length > 0);
+  const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === stop.threadId).name;
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(name)[1]) }) + '\n');
+}
+
+(env.SCENARIO === 'late' ? late() : main()).then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);
 });

@@ -27,7 +27,7 @@ def needs_node():
 class Job:
     """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
 
-    def __init__(self, dpdb):
+    def __init__(self, dpdb, start=True):
         self.dpdb = dpdb
         self.socket = os.path.join(dpdb.root, "hub.sock")
         self.env = {"DPDB_HUB": "unix:" + self.socket}
@@ -35,6 +35,12 @@ class Job:
         self.hub.expect("dpdb hub listening")
         self.beat = os.path.join(dpdb.root, "beat")
         self.output = open(os.path.join(dpdb.root, "run.out"), "w+")
+        self.run = None
+        if start:
+            self.start()
+
+    def start(self):
+        dpdb = self.dpdb
         self.run = subprocess.Popen([DPDB, "run", PROGRAM, self.beat],
                                     env=dict(dpdb.env, **self.env), cwd=dpdb.root,
                                     stdin=subprocess.DEVNULL, stdout=self.output,
@@ -50,7 +56,8 @@ class Job:
             return -1
 
     def close(self):
-        stop(self.run)
+        if self.run is not None:
+            stop(self.run)
         self.output.close()
 
 
@@ -61,12 +68,15 @@ def job(dpdb):
     job.close()
 
 
+def driver_env(job, **extra):
+    return dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
+                LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
+                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
+
+
 def drive(job, **extra):
-    env = dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
-               LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
-               LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
-    done = subprocess.run([NODE, DRIVER], env=env, capture_output=True, text=True,
-                          timeout=180, cwd=job.dpdb.root)
+    done = subprocess.run([NODE, DRIVER], env=driver_env(job, **extra), capture_output=True,
+                          text=True, timeout=180, cwd=job.dpdb.root)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -108,6 +118,24 @@ def test_debug_client_over_a_tcp_port(dpdb, job):
         leaves_the_job_running(dpdb, job, seen)
     finally:
         stop(server)
+
+
+def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
+    needs_node()
+    job = Job(dpdb, start=False)
+    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO="late"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=dpdb.root, start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        job.start()
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err
+        seen = json.loads(out.strip().splitlines()[-1])
+        leaves_the_job_running(dpdb, job, seen)
+    finally:
+        stop(driver)
+        job.close()
 
 
 def frame(message):
