@@ -239,7 +239,11 @@ void Adapter::configuration_done(const Json& request) {
 
 void Adapter::threads(const Json& request) {
     Json list = Json::array();
-    for (const auto& [id, thread] : threads_) list.push_back({{"id", id}, {"name", thread.name}});
+    for (const auto& [id, thread] : threads_) {
+        // Paused in a terminal's session: shown, and taken once the terminal lets it go.
+        const std::string held = thread.held ? " (paused, attached elsewhere)" : "";
+        list.push_back({{"id", id}, {"name", thread.name + held}});
+    }
     respond(request, {{"threads", std::move(list)}});
 }
 

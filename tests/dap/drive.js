@@ -214,7 +214,33 @@ async function late() {
   process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(name)[1]) }) + '\n');
 }
 
-(env.SCENARIO === 'late' ? late() : main()).then(() => process.exit(0), (error) => {
+// A terminal holds the grandchild's session when the IDE attaches: the IDE shows the thread as
+// attached elsewhere and leaves it; once the terminal detaches, the IDE takes it.
+async function shared() {
+  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
+  dc.defaultTimeout = TIMEOUT;
+  await dc.start();
+  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
+  const initialized = dc.waitForEvent('initialized', TIMEOUT);
+  await dc.attachRequest({});
+  await initialized;
+  await dc.configurationDoneRequest();
+  const threads = (await dc.threadsRequest()).body.threads;
+  assert.strictEqual(threads.length, 1, JSON.stringify(threads));
+  assert.match(threads[0].name, /\(paused, attached elsewhere\)$/);
+  await assert.rejects(dc.stackTraceRequest({ threadId: threads[0].id }), /is running/);
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  process.stdout.write('attached\n');  // test_dap.py detaches the terminal now
+  const stop = (await stopped).body;
+  assert.strictEqual(stop.threadId, threads[0].id);
+  const frames = await topFrame(dc, stop.threadId);
+  assert.strictEqual(frames[0].line, LINE_WORK);
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(threads[0].name)[1]) }) + '\n');
+}
+
+const scenarios = { late, shared };
+(scenarios[env.SCENARIO] || main)().then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);
 });

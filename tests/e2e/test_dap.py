@@ -138,6 +138,28 @@ def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
         job.close()
 
 
+def test_a_terminal_and_the_ide_share_a_session(dpdb, job):
+    needs_node()
+    added = dpdb.run("dpdb", "break", "%s:%d" % (PROGRAM, line_of(PROGRAM, "dap: first line")),
+                     env=job.env)
+    assert added.returncode == 0, added.stderr
+    listing = dpdb.wait_ls(lambda listing: listing["sessions"], env=job.env)
+    dpdb.run("dpdb", "break", "--clear", env=job.env)
+    terminal = dpdb.spawn("dpdb", "attach", str(listing["sessions"][0]["sid"]), env=job.env)
+    terminal.expect(PROMPT)
+    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO="shared"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=dpdb.root, start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        terminal.sendline("detach")
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err
+        leaves_the_job_running(dpdb, job, json.loads(out.strip().splitlines()[-1]))
+    finally:
+        stop(driver)
+
+
 def frame(message):
     body = message if isinstance(message, bytes) else json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
