@@ -75,8 +75,39 @@ void serve(int in, int out, const std::string& hub) {
     }
 }
 
+// The user that owns the other end of a loopback TCP connection, from the kernel's socket table
+// (where the peer's socket is listed with its local and remote addresses swapped); -1 if unknown.
+long long peer_uid(int connection) {
+    sockaddr_in mine{};
+    sockaddr_in theirs{};
+    socklen_t size = sizeof mine;
+    if (::getsockname(connection, reinterpret_cast<sockaddr*>(&mine), &size) != 0) return -1;
+    size = sizeof theirs;
+    if (::getpeername(connection, reinterpret_cast<sockaddr*>(&theirs), &size) != 0) return -1;
+    char local[32];
+    char remote[32];
+    std::snprintf(local, sizeof local, "%08X:%04X", theirs.sin_addr.s_addr, ntohs(theirs.sin_port));
+    std::snprintf(remote, sizeof remote, "%08X:%04X", mine.sin_addr.s_addr, ntohs(mine.sin_port));
+    FILE* table = std::fopen("/proc/net/tcp", "r");
+    if (table == nullptr) return -1;
+    char line[512];
+    long long uid = -1;
+    while (std::fgets(line, sizeof line, table) != nullptr) {
+        char from[64];
+        char to[64];
+        long long owner = -1;
+        if (std::sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %lld", from, to, &owner) == 3 &&
+            std::strcmp(from, local) == 0 && std::strcmp(to, remote) == 0) {
+            uid = owner;
+            break;
+        }
+    }
+    std::fclose(table);
+    return uid;
+}
+
 // HOST:PORT on a loopback address: the protocol has no authentication, so it is never offered
-// beyond this machine.
+// beyond this machine, and only to this user's connections (peer_uid).
 int listen_on(const std::string& listen) {
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::runtime_error("--listen takes HOST:PORT");
@@ -124,6 +155,14 @@ int dap_command(const std::string& hub, const std::string& listen) {
         if (ide < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
             throw std::runtime_error(std::string("accept: ") + std::strerror(errno));
+        }
+        // Whoever reaches the port could run code in every process of the job: only this user.
+        const auto uid = peer_uid(ide);
+        if (uid != static_cast<long long>(::geteuid())) {
+            std::fprintf(stderr, "dpdb dap: refused a connection of %s\n",
+                         uid < 0 ? "an unknown user" : ("uid " + std::to_string(uid)).c_str());
+            ::close(ide);
+            continue;
         }
         serve(ide, ide, hub);
         ::close(ide);

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -158,6 +159,37 @@ def test_a_terminal_and_the_ide_share_a_session(dpdb, job):
         leaves_the_job_running(dpdb, job, json.loads(out.strip().splitlines()[-1]))
     finally:
         stop(driver)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root, to connect as another user, and /usr/bin/python3")
+def test_the_tcp_port_serves_only_its_own_user(dpdb):
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"], env=dpdb.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        port = int(re.search(r":(\d+)$", server.stderr.readline().strip()).group(1))
+        initialize = frame({"seq": 1, "type": "request", "command": "initialize",
+                            "arguments": {"adapterID": "python"}})
+        stranger = (
+            "import socket, sys\n"
+            "s = socket.create_connection(('127.0.0.1', %d))\n"
+            "s.sendall(sys.stdin.buffer.read())\n"
+            "try:\n"
+            "    sys.stdout.buffer.write(s.recv(65536))\n"
+            "except ConnectionResetError:\n"
+            "    pass\n" % port)
+        # The system's interpreter: another user may not be able to run the test's (under /root).
+        refused = subprocess.run(["/usr/bin/python3", "-c", stranger], input=initialize,
+                                 capture_output=True, timeout=TIMEOUT,
+                                 preexec_fn=lambda: os.setuid(65534))
+        assert refused.returncode == 0 and refused.stdout == b"", refused
+        assert "refused a connection of uid 65534" in server.stderr.readline()
+        with socket.create_connection(("127.0.0.1", port)) as own:
+            own.sendall(initialize)
+            assert read_message(own.makefile("rb"))["success"] is True
+    finally:
+        stop(server)
 
 
 def frame(message):
