@@ -124,6 +124,7 @@ class Debugger(*_BASES):
             "tid": threading.get_ident(),
             "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
             "thread": thread.name,
+            "main_thread": thread is threading.main_thread(),
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,

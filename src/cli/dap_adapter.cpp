@@ -224,9 +224,10 @@ void Adapter::attach(const Json& request) {
     channel_ = std::move(channel);
     channel_->send(wire::make("subscribe"));
     list_id_ = next_id_++;
-    channel_->send(wire::make("list", {{"id", list_id_}, {"sessions_only", true}}));
-    respond(request);
-    send_event("initialized");
+    channel_->send(wire::make("list", {{"id", list_id_}}));
+    // Answered once the job is known (the listing's last page): a threads request right after
+    // the attach shows every process.
+    attach_request_ = request;
 }
 
 void Adapter::configuration_done(const Json& request) {
@@ -465,7 +466,13 @@ void Adapter::pump() {
 void Adapter::from_hub(const wire::Message& message) {
     const auto& type = message.type;
     if (type == "listing" && message.num("id") == list_id_) {
+        for (const auto& process : message["processes"]) process_seen(process);
         for (const auto& session : message["sessions"]) session_seen(session);
+        if (!message.has("more") && attach_request_) {
+            respond(*attach_request_);
+            attach_request_.reset();
+            send_event("initialized");
+        }
         return;
     }
     if (type == "event") return on_event(message.str("kind"), message["data"]);
@@ -513,6 +520,7 @@ void Adapter::from_hub(const wire::Message& message) {
 
 void Adapter::on_event(const std::string& kind, const Json& data) {
     if (kind == "session_open" || kind == "session_update") return session_seen(data);
+    if (kind == "process_start" || kind == "process_update") return process_seen(data);
     if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
     if (kind == "process_exit") {
         const auto pid = number(data, "pid", -1);
@@ -528,23 +536,49 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
     }
 }
 
+// What a process is called: its launcher's name for it (ForkPoolWorker-1, gw0), else its script.
+std::string Adapter::label(const Json& process) {
+    const auto name = text(process, "process_name");
+    if (!name.empty()) return name;
+    const auto argv = process.value("argv", Json::array());
+    if (!argv.is_array() || argv.empty()) return "";
+    const auto& shown = argv.size() > 1 ? argv[1] : argv[0];
+    return shown.is_string() ? basename(shown.get<std::string>()) : "";
+}
+
+Adapter::Thread& Adapter::thread_for(std::int64_t pid, std::int64_t tid, const std::string& name) {
+    const auto found = thread_ids_.find({pid, tid});
+    if (found != thread_ids_.end()) return threads_.at(found->second);
+    Thread thread;
+    thread.id = next_thread_++;
+    thread.pid = pid;
+    thread.tid = tid;
+    thread.name = name;
+    thread_ids_.emplace(std::make_pair(pid, tid), thread.id);
+    send_event("thread", {{"reason", "started"}, {"threadId", thread.id}});
+    return threads_.emplace(thread.id, thread).first->second;
+}
+
+// Every process shows as one thread, its main thread, from the moment it connects: the IDE sees
+// the whole job, and its pause button stops any process.
+void Adapter::process_seen(const Json& process) {
+    const auto pid = number(process, "pid");
+    if (pid <= 0) return;
+    // A forked child is named by its launcher after it connected (process_update).
+    const auto name = "pid " + std::to_string(pid) + " " + label(process);
+    thread_for(pid, 0, name).name = name;
+}
+
 void Adapter::session_seen(const Json& session) {
     const auto sid = number(session, "sid");
-    const auto key = std::make_pair(number(session, "pid"), number(session, "tid"));
-    auto found = thread_ids_.find(key);
-    if (found == thread_ids_.end()) {
-        Thread thread;
-        thread.id = static_cast<std::int64_t>(thread_ids_.size()) + 1;
-        while (threads_.count(thread.id) != 0) ++thread.id;
-        thread.pid = key.first;
-        thread.tid = key.second;
-        thread.name = "pid " + std::to_string(key.first) + " " + text(session, "process_name") +
-                      " " + text(session, "thread");
-        found = thread_ids_.emplace(key, thread.id).first;
-        threads_.emplace(thread.id, thread);
-        send_event("thread", {{"reason", "started"}, {"threadId", thread.id}});
-    }
-    auto& thread = threads_.at(found->second);
+    const auto pid = number(session, "pid");
+    const bool main = session.value("main_thread", text(session, "thread") == "MainThread");
+    const auto prefix = "pid " + std::to_string(pid) + " " + label(session);
+    auto& thread =
+        main ? thread_for(pid, 0, prefix)
+             : thread_for(pid, number(session, "tid"), prefix + " " + text(session, "thread"));
+    // A session says what its process is called at the stop, the freshest name there is.
+    if (main) thread.name = prefix;
     thread.sid = sid;
     const auto& stop = session.value("reason", Json());
     if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());

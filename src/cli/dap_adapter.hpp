@@ -2,8 +2,9 @@
 // become hub messages (attach, input lines for stepping, global breakpoints, `inspect` questions
 // answered by the paused thread: python/dpdb/_inspect.py); the hub's events become DAP events.
 //
-// Model: one DAP thread per Python thread of any process that paused under this adapter, named
-// "pid N <process> <thread>", all in one debug session (see docs/ide.md for why).
+// Model: one debug session; each process of the hub is a DAP thread (its main thread, "pid N
+// <process>"), and each other Python thread that pauses one more ("pid N <process> <thread>").
+// See docs/ide.md for why.
 #pragma once
 
 #include <chrono>
@@ -40,7 +41,7 @@ class Adapter {
     struct Thread {
         std::int64_t id = 0;
         std::int64_t pid = 0;
-        std::int64_t tid = 0;
+        std::int64_t tid = 0;  // 0: the process's main thread
         std::string name;
         std::int64_t sid = 0;    // its open session, 0 while it runs
         bool ours = false;       // this adapter is the session's client
@@ -87,7 +88,10 @@ class Adapter {
     // The hub's side.
     void from_hub(const wire::Message& message);
     void on_event(const std::string& kind, const wire::Json& data);
+    void process_seen(const wire::Json& process);
     void session_seen(const wire::Json& session);
+    static std::string label(const wire::Json& process);
+    Thread& thread_for(std::int64_t pid, std::int64_t tid, const std::string& name);
     void session_gone(std::int64_t sid, const std::string& reason);
     void take(const Thread& thread);
     void ran_on(Thread& thread);
@@ -114,8 +118,10 @@ class Adapter {
     std::int64_t seq_ = 1;
     std::int64_t next_id_ = 1;  // hub request ids (result, listing, inspect_reply)
     std::int64_t list_id_ = 0;
+    std::optional<wire::Json> attach_request_;  // until the hub's listing is in
     std::map<std::int64_t, Pending> pending_;
     std::map<std::int64_t, Thread> threads_;  // DAP thread id -> thread
+    std::int64_t next_thread_ = 1;
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> thread_ids_;  // (pid, tid)
     std::map<std::int64_t, Handle> handles_;
     std::int64_t next_handle_ = 1;
