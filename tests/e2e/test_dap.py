@@ -8,12 +8,14 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 
 import pytest
 
 from conftest import DPDB, PROMPT, TIMEOUT, line_of, program, stop, wait_until
 
 PROGRAM = program("dap_job.py")
+SINGLE = program("dap_single.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
@@ -28,7 +30,8 @@ def needs_node():
 class Job:
     """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
 
-    def __init__(self, dpdb, start=True):
+    def __init__(self, dpdb, start=True, script=PROGRAM):
+        self.script = script
         self.dpdb = dpdb
         self.socket = os.path.join(dpdb.root, "hub.sock")
         self.env = {"DPDB_HUB": "unix:" + self.socket}
@@ -42,7 +45,7 @@ class Job:
 
     def start(self, wait=True):
         dpdb = self.dpdb
-        self.run = subprocess.Popen([DPDB, "run", PROGRAM, self.beat],
+        self.run = subprocess.Popen([DPDB, "run", self.script, self.beat],
                                     env=dict(dpdb.env, **self.env), cwd=dpdb.root,
                                     stdin=subprocess.DEVNULL, stdout=self.output,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -161,6 +164,61 @@ def test_a_terminal_and_the_ide_share_a_session(dpdb, job):
         leaves_the_job_running(dpdb, job, json.loads(out.strip().splitlines()[-1]))
     finally:
         stop(driver)
+
+
+def listening(port):
+    """Whether a socket listens on 127.0.0.1:port (the kernel's table: connecting would take the
+    one IDE connection a DAP server serves)."""
+    with open("/proc/net/tcp") as table:
+        return any(fields[1] == "0100007F:%04X" % port and fields[3] == "0A"
+                   for fields in (line.split() for line in table))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def compare(dpdb, adapter, port, single_env):
+    done = subprocess.run(
+        [NODE, os.path.join(os.path.dirname(DRIVER), "compare.js")], capture_output=True,
+        text=True, timeout=180, cwd=dpdb.root,
+        env=dict(dpdb.env, ADAPTER=adapter, PORT=str(port), PROGRAM=SINGLE,
+                 LINE_WORK=str(line_of(SINGLE, "dap: first line of work")), **single_env))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_same_flow_against_debugpy(dpdb):
+    """What an IDE does, step for step the same against debugpy 1.8 and `dpdb dap`, on one
+    single-process program (bench/dap.py times the two)."""
+    needs_node()
+    debugpy = pytest.importorskip("debugpy")
+    assert debugpy.__version__.startswith("1.8"), debugpy.__version__
+    port = free_port()
+    env = {k: v for k, v in dpdb.env.items() if k != "PYTHONBREAKPOINT"}
+    reference = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
+                                  SINGLE], env=env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+    try:
+        wait_until(lambda: listening(port), "debugpy listening")
+        compare(dpdb, "debugpy", port, {})
+    finally:
+        stop(reference)
+    job = Job(dpdb, start=False, script=SINGLE)
+    job.start(wait=False)
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+                              env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        port = int(re.search(r":(\d+)$", server.stderr.readline().strip()).group(1))
+        compare(dpdb, "dpdb", port, job.env)
+    finally:
+        stop(server)
+        job.close()
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
