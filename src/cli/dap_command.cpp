@@ -2,6 +2,7 @@
 // port with --listen, one IDE at a time.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -164,6 +165,10 @@ int dap_command(const std::string& hub, const std::string& listen) {
             ::close(ide);
             continue;
         }
+        // A response and the event after it are two small writes: with Nagle's algorithm the
+        // event would wait for the IDE's delayed ACK of the response (40 ms a step).
+        const int on = 1;
+        ::setsockopt(ide, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         serve(ide, ide, hub);
         ::close(ide);
     }
