@@ -194,7 +194,7 @@ def test_the_same_flow_against_debugpy(dpdb):
     """What an IDE does, step for step the same against debugpy 1.8 and `dpdb dap`, on one
     single-process program (bench/dap.py times the two)."""
     needs_node()
-    debugpy = pytest.importorskip("debugpy")
+    debugpy = pytest.importorskip("debugpy")  # dev/test installs it in every venv
     assert debugpy.__version__.startswith("1.8"), debugpy.__version__
     port = free_port()
     env = {k: v for k, v in dpdb.env.items() if k != "PYTHONBREAKPOINT"}
