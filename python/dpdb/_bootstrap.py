@@ -39,6 +39,10 @@ def report_os_exit():
 
     def _exit(status):
         try:
+            # Logpoint messages still queued go first (multiprocessing's children leave here).
+            logpoints = sys.modules.get("dpdb._logpoints")
+            if logpoints is not None:
+                logpoints.flush()
             # A child forked a moment ago may not have reached the hub yet: a short wait
             # (connecting takes a millisecond) lets its exit status be known.
             if _agent.started():

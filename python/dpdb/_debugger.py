@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _identity, _pause, _signals, _supervisors
+from dpdb import _identity, _logpoints, _pause, _signals, _supervisors
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -159,7 +159,12 @@ class Debugger(*_BASES):
         lineno = frame.f_lineno if frame.f_lineno in lines else frame.f_code.co_firstlineno
         if lineno not in lines:
             return False
-        bp, flag = bdb.effective(filename, lineno, frame)
+        logpoints = _logpoints.logpoints_at(filename, lineno)
+        if logpoints:
+            _logpoints.serve(logpoints, frame)
+            if len(logpoints) == len(bdb.Breakpoint.bplist.get((filename, lineno), ())):
+                return False
+        bp, flag = self._effective_without(logpoints, filename, lineno, frame)
         if not bp:
             return False
         self.currentbp = bp.number
@@ -169,6 +174,19 @@ class Debugger(*_BASES):
             self._condition_error = "Error in condition of breakpoint %d (%s): %s" % (
                 bp.number, bp.cond, _failure_of(bp.cond, frame))
         return True
+
+    @staticmethod
+    def _effective_without(logpoints, filename, lineno, frame):
+        # bdb.effective() decides among every breakpoint of the line; the logpoints, served
+        # already, are out of it for the moment (bdb skips disabled breakpoints).
+        enabled = [bp.enabled for bp in logpoints]
+        for bp in logpoints:
+            bp.enabled = False
+        try:
+            return bdb.effective(filename, lineno, frame)
+        finally:
+            for bp, was in zip(logpoints, enabled):
+                bp.enabled = was
 
     def break_anywhere(self, frame):
         self._sync_breaks()
@@ -210,6 +228,29 @@ class Debugger(*_BASES):
         return 1
 
     do_q = do_exit = do_quit
+
+    def do_logpoint(self, arg):
+        """logpoint [FILENAME:]LINENO | FUNCTION MESSAGE
+        A breakpoint that never stops: when the line runs, MESSAGE is sent to the hub
+        (`dpdb logs` shows it; `dpdb run` prints it), its {expr} parts evaluated in the
+        frame as in an f-string. `condition N EXPR` makes it conditional, `clear N` removes it.
+        """
+        location, _, template = arg.strip().partition(" ")
+        if not location or not template.strip():
+            self.error("usage: logpoint [FILENAME:]LINENO MESSAGE")
+            return
+        try:
+            message = _logpoints.Message(template.strip())
+        except SyntaxError as error:
+            self.error("logpoint message: %s" % error.msg)
+            return
+        before = len(bdb.Breakpoint.bpbynumber)
+        self.do_break(location)
+        if len(bdb.Breakpoint.bpbynumber) == before:
+            return  # do_break said why
+        bp = bdb.Breakpoint.bpbynumber[-1]
+        bp.dpdb_log = message
+        self.message("Logpoint %d: %s" % (bp.number, message.template))
 
     def do_EOF(self, arg):
         # A client's end of input detaches (the client says so); EOF here comes only from a

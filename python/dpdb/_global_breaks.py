@@ -19,6 +19,7 @@ import sysconfig
 import threading
 
 from dpdb import _agent
+from dpdb._logpoints import Message
 
 EVERY_MATCH = "*/"
 
@@ -194,12 +195,22 @@ class GlobalBreakpoints:
         return {(path, where): None for path in chosen}
 
     def _set(self, debugger, hub_id, bp, file, line, funcname):
+        message = None
+        if bp.get("log"):
+            try:
+                message = Message(bp["log"])
+            except SyntaxError as error:
+                self.notes[hub_id] = "logpoint message: %s" % error.msg
+                return
         error = debugger.set_break(file, line, cond=bp.get("condition") or None,
                                    funcname=funcname)
         if error is not None:
             self.notes[hub_id] = error
             return
-        debugger.get_breaks(file, line)[-1].dpdb_global = hub_id
+        armed = debugger.get_breaks(file, line)[-1]
+        armed.dpdb_global = hub_id
+        if message is not None:
+            armed.dpdb_log = message
 
     def _tell(self):
         import json

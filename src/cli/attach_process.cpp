@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
+#include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"

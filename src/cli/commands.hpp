@@ -50,6 +50,8 @@ struct BreakOptions {
     bool list = false;
     bool clear = false;
     bool every = false;  // arm every file the spec matches, on purpose
+    std::string log;     // a logpoint: this message instead of a stop
+    std::string cond;    // --cond EXPR, the same as `if EXPR`
 };
 
 int break_command(const std::string& hub, const BreakOptions& options);
@@ -57,6 +59,15 @@ int ps_command(const std::string& hub, bool json);
 int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json,
                    bool debugger_frames);
 int log_command(const std::string& hub, long long pid);
+
+struct LogsOptions {
+    std::vector<std::string> pids;  // none: every process
+    bool follow = false;
+    bool json = false;         // one JSON object per line
+    std::string trace_events;  // write Chrome trace-event JSON to this file instead
+};
+
+int logs_command(const std::string& hub, const LogsOptions& options);
 int pause_command(const std::string& hub, long long pid, bool all_threads);
 int detach_process_command(const std::string& hub, long long pid);
 int attach_command(const std::string& hub, const std::string& session, bool next);

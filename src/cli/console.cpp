@@ -15,12 +15,14 @@
 #include <map>
 
 #include "cli/describe.hpp"
+#include "cli/log_lines.hpp"
 
 namespace dpdb::cli {
 namespace {
 
 constexpr int kTickMs = 200;
 constexpr auto kCompletionTimeout = std::chrono::seconds(3);
+constexpr auto kLastWordsWait = std::chrono::seconds(1);
 // Pause notices: at most this many per window, then one line that counts the others.
 constexpr int kAnnouncedPerWindow = 5;
 constexpr auto kAnnounceWindow = std::chrono::seconds(1);
@@ -227,6 +229,13 @@ int Console::run() {
         } else if (!pump(kTickMs)) {
             break;
         }
+    }
+    // The hub passes on what a process sent before it tells of its end: the program's last
+    // logpoint messages (sent as it exits) come before its process_exit. Bounded: a hub that
+    // never tells does not hold the run.
+    const auto deadline = std::chrono::steady_clock::now() + kLastWordsWait;
+    while (options_.follow == Follow::Run && !done_ && program_linked_ && !program_gone_ &&
+           std::chrono::steady_clock::now() < deadline && pump(kTickMs)) {
     }
     return status_;
 }
@@ -443,6 +452,14 @@ void Console::on_event(const std::string& kind, const wire::Json& data) {
         const auto pid = data.value("pid", wire::Json()).dump();
         say("pid " + pid + " crashed with " + data.value("signal", std::string("a signal")) +
             "; `dpdb log " + pid + "` shows its stacks");
+    } else if (kind == "process_start" || kind == "process_exit") {
+        if (data.value("pid", std::int64_t{0}) == options_.program_pid) {
+            (kind == "process_start" ? program_linked_ : program_gone_) = true;
+        }
+    } else if (kind == "log") {
+        // A logpoint's message of this run's processes, as it comes (dpdb logs keeps them all);
+        // `dpdb attach` is about one session and shows none.
+        if (options_.follow == Follow::Run && is_mine(data)) say(log_line_text(data));
     } else if (kind == "session_close") {
         const auto sid = data.value("sid", std::int64_t{0});
         sessions_.erase(sid);

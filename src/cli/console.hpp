@@ -31,6 +31,9 @@ struct ConsoleOptions {
     std::function<bool()> program_running;
     // Follow::Run: only sessions of processes started by this run (they carry this id).
     std::string run_id;
+    // Follow::Run: the program's first process. Once it ended, what its agent sent before its
+    // connection closed (the last logpoint messages) is shown before the console ends.
+    std::int64_t program_pid = 0;
 };
 
 class Console {
@@ -85,7 +88,9 @@ class Console {
     bool dropped_partial_line_ = false;
     bool line_sent_ = false;  // a line went to the attached session; its answer is not in yet
     bool done_ = false;
-    bool hung_up_ = false;  // the terminal went away (SIGHUP)
+    bool hung_up_ = false;         // the terminal went away (SIGHUP)
+    bool program_linked_ = false;  // the hub told of the program's first process
+    bool program_gone_ = false;    // ... and of its end
     int status_ = 0;
     std::int64_t completion_id_ = 0;
     std::optional<wire::Json> completion_answer_;

@@ -128,10 +128,12 @@ int break_command(const std::string& hub, const BreakOptions& options) {
         }
         for (const auto& bp : all) {
             std::string condition = bp.value("condition", std::string());
-            std::printf("%-4lld %s%s  [%s]\n", static_cast<long long>(bp["id"].get<std::int64_t>()),
-                        bp["spec"].get<std::string>().c_str(),
-                        condition.empty() ? "" : (" if " + condition).c_str(),
-                        where_armed(bp).c_str());
+            std::string log = bp.value("log", std::string());
+            std::printf(
+                "%-4lld %s%s%s  [%s]\n", static_cast<long long>(bp["id"].get<std::int64_t>()),
+                bp["spec"].get<std::string>().c_str(),
+                condition.empty() ? "" : (" if " + condition).c_str(),
+                log.empty() ? "" : (" log \"" + log + "\"").c_str(), where_armed(bp).c_str());
             print_notes(bp);
         }
         return 0;
@@ -150,11 +152,16 @@ int break_command(const std::string& hub, const BreakOptions& options) {
     }
     if (options.args.empty()) {
         std::fprintf(stderr,
-                     "dpdb: break FILE:LINE [if EXPR] | FUNCTION | --list | --clear [ID]\n");
+                     "dpdb: break FILE:LINE [if EXPR] [--log MESSAGE] | FUNCTION | --list | "
+                     "--clear [ID]\n");
         return 2;
     }
-    std::string condition;
+    std::string condition = options.cond;
     if (options.args.size() > 1) {
+        if (!condition.empty()) {
+            std::fprintf(stderr, "dpdb: give the condition once: `if EXPR` or --cond EXPR\n");
+            return 2;
+        }
         if (options.args[1] != "if" || options.args.size() < 3) {
             std::fprintf(stderr, "dpdb: a condition is written `if EXPR`\n");
             return 2;
@@ -165,7 +172,9 @@ int break_command(const std::string& hub, const BreakOptions& options) {
     }
     auto spec = options.args.front();
     if (options.every && spec.rfind(kEveryMatch, 0) != 0) spec = kEveryMatch + spec;
-    const auto added = ask(target, "break_add", {{"spec", spec}, {"condition", condition}});
+    wire::Json fields = {{"spec", spec}, {"condition", condition}};
+    if (!options.log.empty()) fields["log"] = options.log;
+    const auto added = ask(target, "break_add", std::move(fields));
     const int status = report(added);
     if (status == 0) report_standing(target, added["data"].value("bp", std::int64_t{0}));
     return status;

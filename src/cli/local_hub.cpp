@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/installation.hpp"
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
 
@@ -48,13 +49,6 @@ void start_local_hub(const std::string& log_path) {
 }
 
 }  // namespace
-
-std::string this_executable() {
-    char path[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n <= 0) throw std::runtime_error("cannot find the dpdb executable (/proc/self/exe)");
-    return std::string(path, static_cast<std::size_t>(n));
-}
 
 HubTarget hub_for_attach(const std::string& explicit_address) {
     std::string chosen = explicit_address;

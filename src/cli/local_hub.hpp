@@ -10,7 +10,4 @@ namespace dpdb::cli {
 // the runtime folder's hub.log) if it does not run. Throws with a one-line reason.
 HubTarget hub_for_attach(const std::string& explicit_address);
 
-// The dpdb executable that runs now (to start another command of it).
-std::string this_executable();
-
 }  // namespace dpdb::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/installation.hpp"
 
 namespace {
 
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
     app.require_subcommand(1);
+    app.set_version_flag(
+        "--version", [] { return dpdb::cli::version_text(); },
+        "the version, the interpreter beside dpdb and its engine strategy");
     app.fallthrough();  // --hub may follow the subcommand: `dpdb ls --hub ADDR`
     std::string hub;
     app.add_option("--hub", hub, "hub address (unix:/path or tcp://host:port); default DPDB_HUB")
@@ -116,6 +120,10 @@ int main(int argc, char** argv) {
     break_cmd->add_flag("--clear", break_options.clear, "clear breakpoint ID, or all");
     break_cmd->add_flag("--every", break_options.every,
                         "arm every file FILE matches (written */FILE), not just one");
+    break_cmd->add_option("--log", break_options.log,
+                          "a logpoint: send this message ({expr} parts are evaluated in the "
+                          "frame, as in an f-string) instead of stopping");
+    break_cmd->add_option("--cond", break_options.cond, "only when this expression is true");
     bool ps_json = false;
     auto* ps_cmd = app.add_subcommand("ps", "the process tree: state, tags, exits and crashes");
     ps_cmd->add_flag("--json", ps_json, "machine-readable output");
@@ -133,6 +141,14 @@ int main(int argc, char** argv) {
     long long log_pid = 0;
     auto* log_cmd = app.add_subcommand("log", "how an ended process ended, with its last stacks");
     log_cmd->add_option("pid", log_pid, "process id")->required();
+    dpdb::cli::LogsOptions logs_options;
+    auto* logs_cmd = app.add_subcommand(
+        "logs", "logpoint messages of every process, in time order (dpdb break --log)");
+    logs_cmd->add_option("pids", logs_options.pids, "process ids (default: all)");
+    logs_cmd->add_flag("-f,--follow", logs_options.follow, "then print new ones as they come");
+    logs_cmd->add_flag("--json", logs_options.json, "one JSON object per line");
+    logs_cmd->add_option("--trace-events", logs_options.trace_events,
+                         "write Chrome trace-event JSON (Perfetto, chrome://tracing) to this file");
     long long detach_pid = 0;
     auto* detach_cmd = app.add_subcommand(
         "detach", "stop debugging a process: breakpoints out, paused threads resumed");
@@ -176,6 +192,7 @@ int main(int argc, char** argv) {
         if (*stacks_cmd)
             return dpdb::cli::stacks_command(hub, stack_pids, stacks_json, debugger_frames);
         if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
+        if (*logs_cmd) return dpdb::cli::logs_command(hub, logs_options);
         if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
         if (*dap_cmd) return dpdb::cli::dap_command(hub, dap_listen);

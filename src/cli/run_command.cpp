@@ -20,6 +20,7 @@
 #include "cli/console.hpp"
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
@@ -27,20 +28,6 @@
 
 namespace dpdb::cli {
 namespace {
-
-// The interpreter dpdb was installed into sits beside the dpdb executable (a venv's bin/, a
-// pyenv prefix); a program should run with it unless the user says otherwise.
-std::string choose_python(const std::string& requested) {
-    if (!requested.empty()) return requested;
-    if (const char* env = std::getenv("DPDB_PYTHON"); env != nullptr && *env != '\0') return env;
-    const std::string self = this_executable();
-    const std::string dir = self.substr(0, self.rfind('/'));
-    for (const char* name : {"python3", "python"}) {
-        std::string candidate = dir + "/" + name;
-        if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    return "python3";
-}
 
 void prepend_env_path(const char* name, const std::string& entry) {
     const char* old = std::getenv(name);
@@ -188,7 +175,7 @@ int run_command(const RunOptions& options) {
     }
     prepend_env_path("PYTHONPATH", boot_dir);
 
-    std::vector<std::string> argv = {choose_python(options.python)};
+    std::vector<std::string> argv = {program_python(options.python)};
     if (!options.module.empty()) argv.insert(argv.end(), {"-m", options.module});
     argv.insert(argv.end(), options.args.begin(), options.args.end());
 
@@ -205,6 +192,7 @@ int run_command(const RunOptions& options) {
     console_options.follow = Follow::Run;
     console_options.run_id = run_id;
     console_options.program_running = [&program] { return program.running(); };
+    console_options.program_pid = program.pid;
     Console console(channel, console_options);
     forward_signals_to(program.pid);
     // The console ends early if it lost the hub or its terminal; the program runs on regardless

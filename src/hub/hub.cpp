@@ -14,6 +14,7 @@
 #include "common/printable.hpp"
 #include "hub/admission.hpp"
 #include "hub/connection.hpp"
+#include "hub/logs.hpp"
 #include "hub/pages.hpp"
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
@@ -284,6 +285,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return;
         }
         if (type == "stacks_reply") return stacks_answered(agent->id(), message);
+        if (type == "log_lines") return logs_arrived(*process, message);
         if (type == "exiting") {
             process->ending = {{"status", message.num("status")}};
             return;
@@ -379,6 +381,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return process_order(client, message);
         }
         if (type == "log") return log_request(client, message);
+        if (type == "logs") return logs_request(client, message);
         if (type != "detach" && type != "input" && type != "complete" && type != "interrupt" &&
             type != "inspect") {
             return protocol_violation(client, type);
@@ -482,6 +485,15 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             {{"id", request.num("id")}, {"ok", ok}, {"message", text}, {"data", std::move(data)}}));
     }
 
+    // An answer in pages: a "result" each, all with the request's id, all but the last "more".
+    static void send_result_pages(Connection& client, std::int64_t id, std::vector<Json> pages) {
+        for (std::size_t i = 0; i < pages.size(); ++i) {
+            Json page = {{"id", id}, {"ok", true}, {"message", ""}, {"data", std::move(pages[i])}};
+            if (i + 1 < pages.size()) page["more"] = true;
+            client.send(make("result", std::move(page)));
+        }
+    }
+
     void breakpoints_request(const ConnectionPtr& client, const Message& message) {
         const auto& type = message.type;
         if (type == "break_add") {
@@ -489,11 +501,14 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             if (spec.empty() || spec.size() > 4096) {
                 return reply(client, message, false, "a breakpoint needs FILE:LINE or FUNCTION");
             }
-            const auto id =
-                store_.add_breakpoint({{"spec", spec}, {"condition", message.str("condition")}});
+            const auto log = message.has("log") ? message.str("log") : std::string();
+            const auto id = store_.add_breakpoint(
+                {{"spec", spec}, {"condition", message.str("condition")}, {"log", log}});
             broadcast_breakpoints();
-            return reply(client, message, true, "breakpoint " + std::to_string(id) + " at " + spec,
-                         {{"bp", id}});
+            return reply(
+                client, message, true,
+                (log.empty() ? "breakpoint " : "logpoint ") + std::to_string(id) + " at " + spec,
+                {{"bp", id}});
         }
         if (type == "break_clear") {
             const auto bp = message.num("bp");
@@ -622,15 +637,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             }
             if (auto client = connection(request.client)) {
                 // The stacks of a whole job outgrow a frame: pages (hub/pages.hpp).
-                auto pages = paginate({{"processes", std::move(request.processes)}}, shrink_stacks);
-                for (std::size_t i = 0; i < pages.size(); ++i) {
-                    Json page = {{"id", request.client_request},
-                                 {"ok", true},
-                                 {"message", ""},
-                                 {"data", std::move(pages[i])}};
-                    if (i + 1 < pages.size()) page["more"] = true;
-                    client->send(make("result", std::move(page)));
-                }
+                send_result_pages(
+                    *client, request.client_request,
+                    paginate({{"processes", std::move(request.processes)}}, shrink_stacks));
             }
             it = stacks_requests_.erase(it);
         }
@@ -674,6 +683,26 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             }
         }
         reply(client, message, false, "no record of pid " + std::to_string(pid) + " at this hub");
+    }
+
+    // --- logpoint messages (hub/logs.hpp) -------------------------------------------------------
+
+    void logs_arrived(const Process& process, const Message& message) {
+        auto lines = stamp_log_lines(message["lines"], process.info);
+        if (lines.empty()) return;
+        store_.add_logs(lines);
+        for (auto& line : lines) publish("log", std::move(line));
+    }
+
+    void logs_request(const ConnectionPtr& client, const Message& message) {
+        std::set<std::int64_t> pids;
+        for (const auto& pid : message["pids"]) {
+            if (pid.is_number_integer()) pids.insert(pid.get<std::int64_t>());
+        }
+        const auto limit = message.has("limit") ? message.num("limit") : kListedLogs;
+        send_result_pages(*client, message.num("id"),
+                          log_pages(store_.logs(pids, static_cast<int>(std::clamp<std::int64_t>(
+                                                          limit, 0, kListedLogs)))));
     }
 
     // --- both ---------------------------------------------------------------------------------
@@ -755,6 +784,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
     static constexpr auto kStacksTimeout = std::chrono::seconds(1);
     static constexpr int kListedExits = 200;
+    static constexpr std::int64_t kListedLogs = 100000;
     static constexpr std::size_t kNotesPerBreakpoint = 5;  // distinct notes shown per breakpoint
     static constexpr auto kAdmissionTick = std::chrono::seconds(5);
 

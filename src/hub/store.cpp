@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 namespace dpdb::hub {
@@ -39,6 +40,16 @@ double now_seconds() {
 
 // Enough history to explain what happened to a job; old records make room for new ones.
 constexpr int kKeptExits = 10000;
+// Logpoint messages: the latest this many, whatever process sent them.
+constexpr int kKeptLogs = 100000;
+
+bool has_column(sqlite3* db, const char* table, const char* column) {
+    auto info = prepare(db, (std::string("PRAGMA table_info(") + table + ")").c_str());
+    while (sqlite3_step(info.get()) == SQLITE_ROW) {
+        if (column_text(info.get(), 1) == column) return true;
+    }
+    return false;
+}
 
 }  // namespace
 
@@ -59,6 +70,15 @@ Store::Store(const std::string& path) {
         "CREATE TABLE IF NOT EXISTS breakpoints ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT, spec TEXT NOT NULL, condition TEXT NOT NULL,"
         " created REAL NOT NULL)");
+    // A store written before logpoints existed gains their message as an empty default.
+    if (!has_column(db_, "breakpoints", "log")) {
+        exec("ALTER TABLE breakpoints ADD COLUMN log TEXT NOT NULL DEFAULT ''");
+    }
+    exec(
+        "CREATE TABLE IF NOT EXISTS logs ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, pid INTEGER NOT NULL,"
+        " line TEXT NOT NULL)");
+    exec("CREATE INDEX IF NOT EXISTS logs_by_time ON logs (time, id)");
     exec(
         "CREATE TABLE IF NOT EXISTS exits ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT, ended REAL NOT NULL, process TEXT NOT NULL)");
@@ -79,10 +99,11 @@ void Store::exec(const char* sql) const {
 
 std::int64_t Store::add_breakpoint(const wire::Json& breakpoint) {
     auto insert =
-        prepare(db_, "INSERT INTO breakpoints (spec, condition, created) VALUES (?, ?, ?)");
+        prepare(db_, "INSERT INTO breakpoints (spec, condition, log, created) VALUES (?, ?, ?, ?)");
     bind_text(insert.get(), 1, breakpoint.value("spec", std::string()));
     bind_text(insert.get(), 2, breakpoint.value("condition", std::string()));
-    sqlite3_bind_double(insert.get(), 3, now_seconds());
+    bind_text(insert.get(), 3, breakpoint.value("log", std::string()));
+    sqlite3_bind_double(insert.get(), 4, now_seconds());
     if (sqlite3_step(insert.get()) != SQLITE_DONE) {
         throw std::runtime_error(std::string("hub store: ") + sqlite3_errmsg(db_));
     }
@@ -101,13 +122,18 @@ void Store::clear_breakpoints() {
 }
 
 wire::Json Store::breakpoints() const {
-    auto select = prepare(db_, "SELECT id, spec, condition, created FROM breakpoints ORDER BY id");
+    auto select =
+        prepare(db_, "SELECT id, spec, condition, created, log FROM breakpoints ORDER BY id");
     wire::Json out = wire::Json::array();
     while (sqlite3_step(select.get()) == SQLITE_ROW) {
-        out.push_back({{"id", sqlite3_column_int64(select.get(), 0)},
-                       {"spec", column_text(select.get(), 1)},
-                       {"condition", column_text(select.get(), 2)},
-                       {"created", sqlite3_column_double(select.get(), 3)}});
+        wire::Json bp = {{"id", sqlite3_column_int64(select.get(), 0)},
+                         {"spec", column_text(select.get(), 1)},
+                         {"condition", column_text(select.get(), 2)},
+                         {"created", sqlite3_column_double(select.get(), 3)}};
+        // Only a logpoint carries "log": an agent of a version without logpoints would stop.
+        auto log = column_text(select.get(), 4);
+        if (!log.empty()) bp["log"] = std::move(log);
+        out.push_back(std::move(bp));
     }
     return out;
 }
@@ -126,6 +152,42 @@ void Store::record_exit(const wire::Json& process) {
     if (in_transaction && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     }
+}
+
+void Store::add_logs(wire::Json& lines) {
+    auto insert = prepare(db_, "INSERT INTO logs (time, pid, line) VALUES (?, ?, ?)");
+    auto trim = prepare(db_, "DELETE FROM logs WHERE id <= (SELECT MAX(id) FROM logs) - ?");
+    sqlite3_bind_int(trim.get(), 1, kKeptLogs);
+    // One transaction per batch, as for exits: a flood of messages is a few commits a second.
+    const bool in_transaction = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+    for (auto& line : lines) {
+        sqlite3_reset(insert.get());
+        sqlite3_bind_double(insert.get(), 1, line.value("time", 0.0));
+        sqlite3_bind_int64(insert.get(), 2, line.value("pid", std::int64_t{0}));
+        bind_text(insert.get(), 3, line.dump(-1, ' ', false, wire::Json::error_handler_t::replace));
+        if (sqlite3_step(insert.get()) == SQLITE_DONE) line["seq"] = sqlite3_last_insert_rowid(db_);
+    }
+    sqlite3_step(trim.get());
+    if (in_transaction && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
+
+wire::Json Store::logs(const std::set<std::int64_t>& pids, int limit) const {
+    // The latest `limit` messages, then put back in time order.
+    auto select = prepare(db_, "SELECT id, line, pid FROM logs ORDER BY time DESC, id DESC");
+    wire::Json newest = wire::Json::array();
+    while (static_cast<int>(newest.size()) < limit && sqlite3_step(select.get()) == SQLITE_ROW) {
+        if (!pids.empty() && pids.count(sqlite3_column_int64(select.get(), 2)) == 0) continue;
+        auto line = wire::Json::parse(column_text(select.get(), 1), nullptr, false);
+        if (line.is_discarded()) continue;
+        line["seq"] = sqlite3_column_int64(select.get(), 0);
+        newest.push_back(std::move(line));
+    }
+    wire::Json oldest_first = wire::Json::array();
+    for (auto it = newest.rbegin(); it != newest.rend(); ++it)
+        oldest_first.push_back(std::move(*it));
+    return oldest_first;
 }
 
 wire::Json Store::exits(int limit) const {

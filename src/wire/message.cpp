@@ -48,6 +48,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // The process is ending: exit status, or the fatal signal and its threads' stacks.
         {"exiting", {{"status", Kind::Int}}},
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
+        // Logpoint messages, queued in the process and sent in batches: [{time, thread, tid, bp,
+        // text, dropped?}]; the hub adds who sent them (pid, host, tags) and keeps them.
+        {"log_lines", {{"lines", Kind::Array}}},
         // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
         {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
         // A nested prompt (interact, commands, input()) takes Ctrl-D as end of input; at pdb's
@@ -86,7 +89,12 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"summarize", {{"id", Kind::Int}}},
         {"subscribe", {}},
         // Requests answered by a "result" with the same id.
-        {"break_add", {{"id", Kind::Int}, {"spec", Kind::String}, {"condition", Kind::String}}},
+        // With "log", a logpoint: the message is sent instead of stopping.
+        {"break_add",
+         {{"id", Kind::Int},
+          {"spec", Kind::String},
+          {"condition", Kind::String},
+          {"log", Kind::String, false}}},
         {"break_clear", {{"id", Kind::Int}, {"bp", Kind::Int}}},  // bp 0: all
         {"break_list", {{"id", Kind::Int}}},
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
@@ -94,6 +102,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"debug_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
+        // The kept logpoint messages, oldest first (no pids: every process), in "result" pages.
+        {"logs", {{"id", Kind::Int}, {"pids", Kind::Array}, {"limit", Kind::Int, false}}},
         // Hub -> client.
         // A listing or a result too large for one frame comes as pages of the same id, each the
         // next slice of its arrays, every page but the last marked "more" (hub/pages.hpp).

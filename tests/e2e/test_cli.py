@@ -6,7 +6,9 @@ import json
 import os
 import re
 import stat
+import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -27,6 +29,33 @@ def test_installed_executable_needs_no_python(dpdb):
     # The agent for this interpreter, and the face programs import.
     done = dpdb.run(PYTHON, "-c", "import dpdb, dpdb._agent; print(sorted(dpdb.__all__))")
     assert done.returncode == 0 and "'post_mortem', 'set_trace'" in done.stdout, done.stderr
+
+
+def test_version_names_the_interpreter_and_its_engine(dpdb):
+    done = dpdb.run("dpdb", "--version")
+    assert done.returncode == 0, done.stderr
+    version = "%d.%d" % sys.version_info[:2]
+    assert re.match(r"dpdb \d+\.\d+\.\d+\nPython %s\.\d+ \(.*\), engine native on (tracer|monitoring)\n"
+                    % re.escape(version), done.stdout), done.stdout
+    done = dpdb.run("dpdb", "--version", env={"DPDB_ENGINE": "bdb"})
+    assert done.stdout.rstrip().endswith("engine bdb"), done.stdout
+
+
+def test_python_m_dpdb_works_without_the_scripts_folder_on_path(dpdb):
+    """A container or a user install whose script folder is not on PATH: `python -m dpdb`."""
+    bare = {"PATH": "/usr/bin:/bin"}
+    done = dpdb.run(PYTHON, "-m", "dpdb", "--version", env=bare)
+    assert done.returncode == 0, done.stderr
+    assert "Python %d.%d" % sys.version_info[:2] in done.stdout
+    run = dpdb.spawn(PYTHON, "-m", "dpdb", "run", "-m", "sessions", env=bare, cwd=PROGRAMS)
+    run.expect(r"attached to session \d+")
+    run.expect(PROMPT)
+    run.sendline("p sys.executable == %r" % PYTHON)
+    run.expect("True")
+    run.expect(PROMPT)
+    run.sendline("c")
+    expect_all(run, "results", "program done")
+    finish(run, 0)
 
 
 def test_run_module_with_its_own_arguments(dpdb):
@@ -159,3 +188,25 @@ def test_hub_option_names_the_hub(dpdb, where):
     done = dpdb.run(*command)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"processes": [], "sessions": []}
+
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("cmake") or not shutil.which("unshare"),
+                    reason="hides headers in a mount namespace: needs root, cmake and unshare")
+def test_a_source_build_names_the_missing_packages_in_one_line(tmp_path):
+    """Configured where libedit's headers and CLI11's and nlohmann_json's CMake files cannot be
+    found (a mount namespace hides them), the build names the three Debian packages in one line
+    before CMake's own error."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    hidden = ("/usr/include/editline", "/usr/share/cmake/CLI11", "/usr/share/cmake/nlohmann_json")
+    script = " && ".join(["mount --bind %s %s" % (empty, folder) for folder in hidden] + [
+        "cmake -S %s -B %s -G Ninja" % (source, tmp_path / "build")])
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    line = next(line for line in done.stderr.splitlines() if line.startswith("dpdb: "))
+    assert line.startswith("dpdb: to build from source, install: sudo apt-get install "), line
+    for package in ("nlohmann-json3-dev", "libcli11-dev", "libedit-dev"):
+        assert package in line

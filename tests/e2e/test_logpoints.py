@@ -1,0 +1,210 @@
+"""Logpoints: `dpdb break --log` sends a message from every process that runs the line, without
+stopping it; the hub keeps the messages (across a restart) and `dpdb logs` shows them merged in
+time order, as JSON, as they come, or as a Chrome trace with one track per process."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+
+import pexpect
+
+from conftest import PROMPT, PYTHON, expect_all, finish, line_of, program, stop_line, wait_until
+from test_hub import Hub
+
+PIPELINE = program("pipeline.py")
+STAGES = program("pipeline_stages.py")
+STORE = program("pipeline_store.py")
+REQUESTS = 8
+
+
+def bare_output(dpdb, *args):
+    """What the program prints without any debugger."""
+    go = os.path.join(dpdb.root, "go-bare")
+    open(go, "w").close()
+    done = subprocess.run([PYTHON] + list(args[:1]) + [go] + list(args[1:]), cwd=dpdb.root,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def logs(dpdb, *args, env=None):
+    done = dpdb.run("dpdb", "logs", "--json", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def program_lines(transcript):
+    """The program's own lines in a `dpdb run` terminal: every line but dpdb's notices."""
+    lines = transcript.replace("\r", "").split("\n")
+    return [line for line in lines if line and not line.startswith("[dpdb]")]
+
+
+def test_logpoints_follow_requests_through_every_process(dpdb):
+    state = os.path.join(dpdb.root, "state")
+    hub = Hub(dpdb, "--state-dir", state)
+    expected = bare_output(dpdb, PIPELINE, str(REQUESTS))
+    # Before any process of the job exists: armed in each as it starts.
+    received = line_of(STAGES, "stage 1: received")
+    added = dpdb.run("dpdb", "break", "pipeline_stages.py:%d" % received,
+                     "--log", "recv {request}: {len(rows)} rows", env=hub.env)
+    assert added.returncode == 0 and "logpoint 1 at" in added.stdout, added.stderr
+
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", PIPELINE, go, str(REQUESTS),
+                     env=dict(hub.env, DPDB_TAGS="role=pipeline"))
+    run.expect(r"pipeline ready (\d+) (\d+) (\d+) (\d+)")
+    main, forked, spawned, store = (int(p) for p in run.match.groups())
+
+    # While every process runs: a field that raises, and a condition that filters.
+    parsed = line_of(STAGES, "stage 2: parsed")
+    added = dpdb.run("dpdb", "break", "pipeline_stages.py:%d" % parsed,
+                     "--log", "parse {request}: {total} {rows[99]}", env=hub.env)
+    assert added.returncode == 0 and "armed in" in added.stdout, added.stdout
+    stored = line_of(STORE, "stage 3: stored")
+    added = dpdb.run("dpdb", "break", "pipeline_store.py:%d" % stored, "--cond",
+                     "request == 'req-003'", "--log", "store {request}: {stored}", env=hub.env)
+    assert added.returncode == 0 and "armed in 1 process" in added.stdout, added.stdout
+    listed = dpdb.run("dpdb", "break", "--list", env=hub.env).stdout
+    assert "if request == 'req-003' log \"store {request}: {stored}\"" in listed, listed
+
+    follow = dpdb.spawn("dpdb", "logs", "--follow", env=hub.env)
+    open(go, "w").close()
+    run.expect(r"pipeline done total=600")
+    finish(run, 0)
+    # The program's output is what it prints without a debugger, no line split by a notice.
+    transcript = run.logfile_read.getvalue()
+    def results(lines):  # the pids of "pipeline ready" differ from run to run
+        return [line for line in lines if "->" in line or "pipeline done" in line]
+
+    assert results(program_lines(transcript)) == results(expected.splitlines()), transcript
+    # dpdb run printed the messages as they came.
+    assert re.search(r"\[dpdb\] \S+ \S+ pid %d \[role=pipeline\] frontend: recv req-007: 4 rows"
+                     % main, transcript), transcript
+
+    messages = wait_for_messages(dpdb, hub, 2 * REQUESTS + 1)
+    assert [m["time"] for m in messages] == sorted(m["time"] for m in messages)
+    by_text = {m["text"]: m for m in messages}
+    assert len(by_text) == len(messages), messages
+    for i in range(REQUESTS):
+        request = "req-%03d" % i
+        recv = by_text["recv %s: %d rows" % (request, i % 4 + 1)]
+        parse = by_text["parse %s: %d <rows[99] raised IndexError: list index out of range>"
+                        % (request, sum(range(i % 4 + 1)) * 3)]
+        assert (recv["pid"], recv["thread"]) == (main, "frontend")
+        assert (parse["pid"], parse["thread"]) == ([forked, spawned][i % 2], "MainThread")
+        assert recv["tags"] == parse["tags"] == {"role": "pipeline"}
+        assert recv["time"] <= parse["time"]
+        assert recv["bp"] == 1 and parse["bp"] == 2
+    only = [m for m in messages if m["text"].startswith("store ")]
+    assert [m["text"] for m in only] == ["store req-003: 180"]
+    assert only[0]["pid"] == store and only[0]["tags"] == {"role": "store"}
+    assert by_text["parse req-003: 18 <rows[99] raised IndexError: list index out of range>"][
+        "time"] <= only[0]["time"]
+    for m in messages:
+        assert m["host"] and isinstance(m["tid"], int)
+
+    # As they came, in a terminal of their own.
+    # (each process's in its order; processes' batches may come in any order)
+    expect_all(follow, "store req-003: 180", "recv req-007: 4 rows",
+               r"pid %d \[role=pipeline\] MainThread: parse req-007: 18" % spawned)
+    follow.kill(signal.SIGINT)
+    follow.expect(pexpect.EOF)
+
+    # One process's messages.
+    assert {m["pid"] for m in logs(dpdb, str(forked), env=hub.env)} == {forked}
+    text = dpdb.run("dpdb", "logs", str(store), env=hub.env).stdout
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3} \S+ pid %d \[role=store\] MainThread: "
+                        r"store req-003: 180\n" % store, text), text
+
+    # The trace: one track per process, a thread in each, every message an instant event.
+    trace_file = os.path.join(dpdb.root, "trace.json")
+    written = dpdb.run("dpdb", "logs", "--trace-events", trace_file, env=hub.env)
+    assert written.returncode == 0, written.stderr
+    assert "%d messages from 4 processes" % len(messages) in written.stdout
+    with open(trace_file) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    tracks = {e["pid"]: e["args"]["name"] for e in events
+              if e["ph"] == "M" and e["name"] == "process_name"}
+    assert set(tracks) == {main, forked, spawned, store}
+    assert "[role=store]" in tracks[store]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    instants = [e for e in events if e["ph"] == "i"]
+    assert len(instants) == len(messages)
+    assert [e["ts"] for e in instants] == sorted(e["ts"] for e in instants)
+    for event in instants:
+        assert event["s"] == "t" and (event["pid"], event["tid"]) in threads
+        assert isinstance(event["ts"], (int, float)) and event["args"]["pid"] == event["pid"]
+    assert threads[(main, by_text["recv req-000: 1 rows"]["tid"])] == "frontend"
+
+    # The hub keeps them across a restart.
+    hub.child.kill(signal.SIGTERM)
+    hub.child.expect(pexpect.EOF)
+    again = Hub(dpdb, "--state-dir", state)
+    assert logs(dpdb, env=again.env) == messages
+    listed = dpdb.run("dpdb", "break", "--list", env=again.env).stdout
+    assert 'log "recv {request}: {len(rows)} rows"' in listed, listed
+
+
+def wait_for_messages(dpdb, hub, count):
+    found = []
+
+    def enough():
+        found[:] = logs(dpdb, env=hub.env)
+        return len(found) >= count
+
+    wait_until(enough, "%d logpoint messages" % count)
+    return found
+
+
+def test_a_flood_drops_with_a_count_and_the_program_runs_on(dpdb):
+    rounds = 30000
+    hub = Hub(dpdb)  # outlives the run: its last messages are counted after it ended
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", program("flood.py"), go, str(rounds), env=hub.env)
+    run.expect("flood ready")
+    hot = line_of(program("flood.py"), "the hot line")
+    # A message that does not compile is armed nowhere, and the process says why.
+    broken = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i", env=hub.env)
+    assert "! logpoint message: '{' at character 7 is never closed" in broken.stdout, broken.stdout
+    assert dpdb.run("dpdb", "break", "--clear", env=hub.env).returncode == 0
+    added = dpdb.run("dpdb", "break", "flood.py:%d" % hot, "--log", "round {i}", env=hub.env)
+    assert added.returncode == 0 and "armed in 1 process" in added.stdout, added.stdout
+    open(go, "w").close()
+    run.expect("flood done %d" % sum(range(rounds)), timeout=120)
+    messages = []
+
+    def counted():
+        messages[:] = logs(dpdb, env=hub.env)
+        rounds_seen = [m for m in messages if "dropped" not in m]
+        return len(rounds_seen) + sum(m.get("dropped", 0) for m in messages) == rounds
+
+    # Every round is either a message or counted among the dropped, nothing else.
+    wait_until(counted, "every round accounted for")
+    dropped = [m for m in messages if "dropped" in m]
+    assert dropped and all(re.fullmatch(r"… \d+ messages? dropped", m["text"]) for m in dropped)
+    assert all(m["text"] == "… %d message%s dropped" % (m["dropped"], "" if m["dropped"] == 1
+                                                        else "s") for m in dropped)
+    kept = [int(m["text"].split()[1]) for m in messages if "dropped" not in m]
+    assert kept == sorted(kept) and kept[0] == 0
+    finish(run, 0)
+    assert "messages dropped" in run.logfile_read.getvalue()
+
+
+def test_a_logpoint_at_the_prompt(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("sessions.py"))
+    run.expect(PROMPT)
+    line = line_of(program("sessions.py"), "history.append")
+    run.sendline("logpoint sessions.py:%d appending {value!r} {value/0}" % line)
+    run.expect(r"Logpoint (\d+): appending")
+    run.expect(PROMPT)
+    run.sendline("logpoint sessions.py:%d broken {value" % line)
+    run.expect(r"\*\*\* logpoint message: '\{' at character \d+ is never closed")
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect(r"\[dpdb\] .* MainThread: appending 0 <value/0 raised ZeroDivisionError: "
+               r"division by zero>")
+    run.terminate(force=True)
