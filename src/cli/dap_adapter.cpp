@@ -189,12 +189,12 @@ void Adapter::request(const Json& request) {
 }
 
 void Adapter::initialize(const Json& request) {
-    // Only what works: no hit counts, log points, exception filters or terminate yet.
+    // Only what works: no hit counts, exception filters or terminate yet.
     respond(request, {{"supportsConfigurationDoneRequest", true},
                       {"supportsFunctionBreakpoints", true},
                       {"supportsConditionalBreakpoints", true},
                       {"supportsHitConditionalBreakpoints", false},
-                      {"supportsLogPoints", false},
+                      {"supportsLogPoints", true},
                       {"supportsEvaluateForHovers", true},
                       {"supportsSetVariable", true},
                       {"supportsDelayedStackTraceLoading", true},
@@ -400,7 +400,6 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
         if (spec.contains("line")) shown["line"] = spec["line"];
         std::string refusal;
         if (!text(spec, "hitCondition").empty()) refusal = "hit counts are not supported yet";
-        if (!text(spec, "logMessage").empty()) refusal = "log points are not supported yet";
         if (text(spec, "spec").empty()) refusal = "no function name";
         answers->push_back(shown);
         if (!refusal.empty()) {
@@ -408,8 +407,12 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
             if (--*left == 0) respond(request, {{"breakpoints", *answers}});
             continue;
         }
-        ask("break_add", {{"spec", text(spec, "spec")}, {"condition", text(spec, "condition")}},
-            request, 0, [this, request, key, answers, left, i](auto& m) {
+        // A log message is a dpdb logpoint: its {expression} fields are formatted in the process
+        // (as DAP's are), and the messages come back as hub events, shown as output.
+        Json fields = {{"spec", text(spec, "spec")}, {"condition", text(spec, "condition")}};
+        if (!text(spec, "logMessage").empty()) fields["log"] = text(spec, "logMessage");
+        ask("break_add", std::move(fields), request, 0,
+            [this, request, key, answers, left, i](auto& m) {
                 auto& shown = (*answers)[i];
                 shown["message"] = m.str("message");
                 if (m["ok"].template get<bool>()) {
@@ -521,6 +524,10 @@ void Adapter::from_hub(const wire::Message& message) {
 void Adapter::on_event(const std::string& kind, const Json& data) {
     if (kind == "session_open" || kind == "session_update") return session_seen(data);
     if (kind == "process_start" || kind == "process_update") return process_seen(data);
+    if (kind == "log") {
+        send_event("output", {{"category", "console"}, {"output", text(data, "text") + "\n"}});
+        return;
+    }
     if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
     if (kind == "process_exit") {
         const auto pid = number(data, "pid", -1);

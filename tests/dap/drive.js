@@ -39,7 +39,7 @@ async function main() {
   assert.strictEqual(init.body.supportsConfigurationDoneRequest, true);
   assert.strictEqual(init.body.supportsConditionalBreakpoints, true);
   assert.strictEqual(init.body.supportsSetVariable, true);
-  assert.strictEqual(init.body.supportsLogPoints, false);
+  assert.strictEqual(init.body.supportsLogPoints, true);
   assert.strictEqual(init.body.supportsHitConditionalBreakpoints, false);
 
   // An unknown request, and one that needs an attach first: error responses, the adapter lives.
@@ -56,12 +56,19 @@ async function main() {
   });
   assert.strictEqual(set.body.breakpoints.length, 1);
   assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  // A logpoint: its messages, formatted in the grandchild, come as output.
+  const logged = new Promise((resolve) => dc.on('output', (event) => {
+    if (/^dap-log n=\d+ items=500\n$/.test(event.body.output)) resolve(event.body.output);
+  }));
   const hits = await dc.setBreakpointsRequest({
     source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' },
-      { line: LINE_SECOND, hitCondition: '5' }],
+      { line: LINE_SECOND, hitCondition: '5' },
+      { line: LINE_SECOND, logMessage: 'dap-log n={n} items={len(items)}' }],
   });
   assert.strictEqual(hits.body.breakpoints[1].verified, false);
   assert.match(hits.body.breakpoints[1].message, /not supported/);
+  assert.strictEqual(hits.body.breakpoints[2].verified, true, JSON.stringify(hits.body));
+  seen.logged = await logged;
 
   const firstStop = dc.waitForEvent('stopped', TIMEOUT);
   await dc.configurationDoneRequest();
