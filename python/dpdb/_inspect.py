@@ -7,7 +7,7 @@ its frames while it is paused). References are small numbers valid until the thr
 `forget()` is called at every stop."""
 
 import io
-import reprlib
+import linecache
 import sys
 
 # A value's text is cut here: a frame (1 MiB) holds every answer, and an IDE shows one line.
@@ -17,6 +17,7 @@ _NAME_CHARACTERS = 200
 _PAGE = 100
 # Together well under a frame (1 MiB) even when JSON escapes every character in six bytes.
 _REPL_CHARACTERS = 60000
+_SOURCE_CHARACTERS = 150000
 # pdb commands that resume the thread or take the console over: an IDE has buttons for the
 # former, and a repl line that waited for more lines would hang the request.
 _NOT_IN_REPL = frozenset((
@@ -209,6 +210,15 @@ class Inspector:
             else:
                 raise InspectError("a %s cannot be changed" % type(container).__name__)
         return self._describe(name, value)
+
+    def _do_source(self, request):
+        """A file's text as this process sees it, for an IDE that has no copy of it."""
+        path = request.get("path")
+        lines = linecache.getlines(path) if isinstance(path, str) else []
+        if not lines:
+            raise InspectError("no source for %r in this process" % (path,))
+        text = "".join(lines)
+        return {"content": text[:_SOURCE_CHARACTERS]}
 
     # --- evaluation ---------------------------------------------------------------------------
 

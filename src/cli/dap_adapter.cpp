@@ -1,5 +1,7 @@
 #include "cli/dap_adapter.hpp"
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 #include "cli/hub_locator.hpp"
@@ -140,7 +142,8 @@ void Adapter::request(const Json& request) {
                                               "pause",
                                               "setBreakpoints",
                                               "setFunctionBreakpoints",
-                                              "setExceptionBreakpoints"};
+                                              "setExceptionBreakpoints",
+                                              "source"};
     bool known = false;
     for (const char* name : needing_hub) known = known || command == name;
     if (!known) return fail(request, "unknown request \"" + command + "\"");
@@ -157,6 +160,7 @@ void Adapter::request(const Json& request) {
     if (command == "stepIn") return resume(request, "step", "step");
     if (command == "stepOut") return resume(request, "return", "step");
     if (command == "pause") return pause(request);
+    if (command == "source") return source(request);
     if (command == "setExceptionBreakpoints") {
         const auto& filters = arguments(request).value("filters", Json::array());
         if (filters.is_array() && filters.empty()) return respond(request);
@@ -260,10 +264,16 @@ void Adapter::stack_trace(const Json& request) {
         for (std::size_t i = first; i < all.size(); ++i) {
             if (levels > 0 && static_cast<std::int64_t>(frames.size()) == levels) break;
             const auto& frame = all[i];
-            const auto path = to_local(text(frame, "path"));
+            const auto remote = text(frame, "path");
+            const auto path = to_local(remote);
+            Json source = {{"name", basename(path)}, {"path", path}};
+            // A file the IDE cannot read (another machine, no sshfs): the process sends it.
+            if (::access(path.c_str(), R_OK) != 0) {
+                source["sourceReference"] = source_ref(threads_.at(id).pid, remote);
+            }
             frames.push_back({{"id", keep(threads_.at(id), number(frame, "frame"))},
                               {"name", text(frame, "name")},
-                              {"source", {{"name", basename(path)}, {"path", path}}},
+                              {"source", std::move(source)},
                               {"line", number(frame, "line")},
                               {"column", 1}});
         }
@@ -369,6 +379,33 @@ void Adapter::resume(const Json& request, const std::string& line, const std::st
     ran_on(thread);
     thread.step = reason;
     respond(request, line == "continue" ? Json{{"allThreadsContinued", false}} : Json::object());
+}
+
+std::int64_t Adapter::source_ref(std::int64_t pid, const std::string& path) {
+    for (const auto& [ref, known] : sources_) {
+        if (known.first == pid && known.second == path) return ref;
+    }
+    const auto ref = static_cast<std::int64_t>(sources_.size()) + 1;
+    sources_[ref] = {pid, path};
+    return ref;
+}
+
+void Adapter::source(const Json& request) {
+    const auto& args = arguments(request);
+    auto ref = number(args, "sourceReference");
+    if (ref == 0) ref = number(args.value("source", Json::object()), "sourceReference");
+    const auto it = sources_.find(ref);
+    if (it == sources_.end()) throw RequestError("no source " + std::to_string(ref));
+    for (auto& [id, thread] : threads_) {
+        if (thread.pid != it->second.first || !thread.stopped) continue;
+        return inspect(request, thread, {{"command", "source"}, {"path", it->second.second}},
+                       [this, request](auto& m) {
+                           respond(request, {{"content", text(m["body"], "content")},
+                                             {"mimeType", "text/x-python"}});
+                       });
+    }
+    throw RequestError("no paused thread of pid " + std::to_string(it->second.first) + " to read " +
+                       it->second.second + " from");
 }
 
 void Adapter::pause(const Json& request) {

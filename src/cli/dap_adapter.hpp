@@ -82,6 +82,8 @@ class Adapter {
     void evaluate(const wire::Json& request);
     void resume(const wire::Json& request, const std::string& line, const std::string& reason);
     void pause(const wire::Json& request);
+    void source(const wire::Json& request);
+    std::int64_t source_ref(std::int64_t pid, const std::string& path);
     void set_breakpoints(const wire::Json& request, const std::string& key, wire::Json specs);
     void disconnect(const wire::Json& request);
 
@@ -125,7 +127,8 @@ class Adapter {
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> thread_ids_;  // (pid, tid)
     std::map<std::int64_t, Handle> handles_;
     std::int64_t next_handle_ = 1;
-    std::map<std::string, std::vector<std::int64_t>> breakpoints_;    // per source: hub ids
+    std::map<std::string, std::vector<std::int64_t>> breakpoints_;          // per source: hub ids
+    std::map<std::int64_t, std::pair<std::int64_t, std::string>> sources_;  // ref: pid, path
     std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
 };
 

@@ -6,6 +6,7 @@
 // Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
 'use strict';
 const assert = require('assert');
+const path = require('path');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const env = process.env;
@@ -187,9 +188,13 @@ async function late() {
   await dc.start();
   await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
   const initialized = dc.waitForEvent('initialized', TIMEOUT);
-  await dc.attachRequest({});
+  // The IDE's copy of the program would be elsewhere (a laptop): pathMappings, as debugpy's.
+  const remoteRoot = path.dirname(PROGRAM);
+  const localRoot = '/nonexistent/ide/copy';
+  const local = path.join(localRoot, path.basename(PROGRAM));
+  await dc.attachRequest({ pathMappings: [{ localRoot, remoteRoot }] });
   await initialized;
-  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
+  await dc.setBreakpointsRequest({ source: { path: local }, breakpoints: [{ line: LINE_WORK }] });
   await dc.configurationDoneRequest();
   assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
   const started = dc.waitForEvent('thread', TIMEOUT);
@@ -204,6 +209,11 @@ async function late() {
   assert.match(all.find((t) => t.id === stop.threadId).name, /^pid \d+ ForkProcess-1$/, JSON.stringify([stop, all]));
   let frames = await topFrame(dc, stop.threadId);
   assert.strictEqual(frames[0].line, LINE_WORK);
+  // The frame is shown at the IDE's path; the IDE has no such file, so the process sends it.
+  assert.strictEqual(frames[0].source.path, local);
+  assert.ok(frames[0].source.sourceReference > 0, JSON.stringify(frames[0]));
+  const text = await dc.sourceRequest({ source: frames[0].source, sourceReference: frames[0].source.sourceReference });
+  assert.match(text.body.content, /# dap: first line of work/);
 
   // No breakpoint left: continue lets it run; pause stops it wherever it is.
   await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
