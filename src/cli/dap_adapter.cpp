@@ -441,20 +441,25 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
 // The job runs on: sessions paused under the IDE stay paused, for a terminal to attach; the
 // IDE's breakpoints go, as they would with any debugger that leaves.
 void Adapter::disconnect(const Json& request) {
-    if (channel_) {
-        for (auto& [id, thread] : threads_) {
-            if (thread.ours && thread.sid != 0) {
-                channel_->send(wire::make("detach", {{"sid", thread.sid}}));
-            }
-        }
+    leave();
+    respond(request);
+}
+
+void Adapter::leave() {
+    if (channel_ && !finished_) {
+        // Breakpoints first: whoever sees the sessions released sees the breakpoints gone.
         for (const auto& [key, ids] : breakpoints_) {
             for (const auto bp : ids) {
                 channel_->send(wire::make("break_clear", {{"id", next_id_++}, {"bp", bp}}));
             }
         }
         breakpoints_.clear();
+        for (auto& [id, thread] : threads_) {
+            if (thread.ours && thread.sid != 0) {
+                channel_->send(wire::make("detach", {{"sid", thread.sid}}));
+            }
+        }
     }
-    respond(request);
     finished_ = true;
 }
 

@@ -34,6 +34,8 @@ class Adapter {
     void pump();
     // The hub connection's descriptor for poll(), or -1 before attach.
     int hub_fd() const;
+    // The IDE went away without a disconnect (it died, its connection closed): as a disconnect.
+    void leave();
     // After disconnect, or once the hub went away.
     bool finished() const { return finished_; }
 

@@ -51,7 +51,6 @@ void serve(int in, int out, const std::string& hub) {
         if (fds[0].revents != 0) {
             const auto n = ::read(in, buffer, sizeof buffer);
             if (n < 0 && errno == EINTR) continue;
-            // The IDE closed or died: the hub detaches its sessions, which stay paused.
             if (n <= 0) break;
             reader.feed(buffer, static_cast<std::size_t>(n));
             for (;;) {
@@ -74,6 +73,9 @@ void serve(int in, int out, const std::string& hub) {
         }
         adapter.pump();
     }
+    // The IDE closed or died without a disconnect: as one (sessions left paused, its breakpoints
+    // taken out); after a disconnect this does nothing.
+    adapter.leave();
 }
 
 // The user that owns the other end of a loopback TCP connection, from the kernel's socket table

@@ -258,7 +258,26 @@ async function shared() {
   process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(threads[0].name)[1]) }) + '\n');
 }
 
-const scenarios = { late, shared };
+// The IDE dies while the grandchild is paused under it: no disconnect, its adapter's input just
+// ends. The job runs on, the session stays paused for a terminal, the IDE's breakpoint goes.
+async function dies() {
+  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
+  dc.defaultTimeout = TIMEOUT;
+  await dc.start();
+  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
+  const initialized = dc.waitForEvent('initialized', TIMEOUT);
+  await dc.attachRequest({});
+  await initialized;
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.configurationDoneRequest();
+  const stop = (await stopped).body;
+  const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === stop.threadId).name;
+  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(name)[1]) }) + '\n');
+  process.kill(process.pid, 'SIGKILL');
+}
+
+const scenarios = { late, shared, dies };
 (scenarios[env.SCENARIO] || main)().then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);

@@ -144,6 +144,14 @@ def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
         job.close()
 
 
+def test_an_ide_that_dies_leaves_the_job_running(dpdb, job):
+    needs_node()
+    done = subprocess.run([NODE, DRIVER], env=driver_env(job, SCENARIO="dies"),
+                          capture_output=True, text=True, timeout=180, cwd=dpdb.root)
+    assert done.returncode == -9, done.stdout + done.stderr  # it killed itself, as planned
+    leaves_the_job_running(dpdb, job, json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def test_a_terminal_and_the_ide_share_a_session(dpdb, job):
     needs_node()
     added = dpdb.run("dpdb", "break", "%s:%d" % (PROGRAM, line_of(PROGRAM, "dap: first line")),
