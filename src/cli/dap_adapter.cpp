@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "cli/dap_json.hpp"
 #include "cli/hub_locator.hpp"
@@ -116,7 +118,8 @@ void Adapter::request(const Json& request) {
                                               "setBreakpoints",
                                               "setFunctionBreakpoints",
                                               "setExceptionBreakpoints",
-                                              "source"};
+                                              "source",
+                                              "completions"};
     bool known = false;
     for (const char* name : needing_hub) known = known || command == name;
     if (!known) return fail(request, "unknown request \"" + command + "\"");
@@ -128,6 +131,7 @@ void Adapter::request(const Json& request) {
     if (command == "variables") return variables(request);
     if (command == "setVariable") return set_variable(request);
     if (command == "evaluate") return evaluate(request);
+    if (command == "completions") return completions(request);
     if (command == "continue") return resume(request, "continue", "");
     if (command == "next") return resume(request, "next", "step");
     if (command == "stepIn") return resume(request, "step", "step");
@@ -174,6 +178,7 @@ void Adapter::initialize(const Json& request) {
                       {"supportsLogPoints", true},
                       {"supportsEvaluateForHovers", true},
                       {"supportsSetVariable", true},
+                      {"supportsCompletionsRequest", true},
                       {"supportsDelayedStackTraceLoading", true},
                       {"supportsTerminateRequest", false},
                       {"supportTerminateDebuggee", false},
@@ -318,22 +323,25 @@ void Adapter::set_variable(const Json& request) {
             });
 }
 
+// The frame a request names (frameId), else the current frame of the one paused thread.
+std::pair<Adapter::Thread*, std::int64_t> Adapter::frame_asked(const Json& request) {
+    if (arguments(request).contains("frameId")) {
+        const auto& h = handle(request, "frameId", integer(request, "frameId"));
+        return {&thread_of(request, h), h.agent};
+    }
+    Thread* thread = nullptr;
+    for (auto& [id, candidate] : threads_) {
+        if (!candidate.stopped) continue;
+        if (thread != nullptr) throw RequestError("several threads are paused: pick a frame");
+        thread = &candidate;
+    }
+    if (thread == nullptr) throw RequestError("no paused thread");
+    return {thread, -1};  // -1: the thread's current frame
+}
+
 void Adapter::evaluate(const Json& request) {
     const auto& args = arguments(request);
-    Thread* thread = nullptr;
-    std::int64_t frame = -1;  // the thread's current frame
-    if (args.contains("frameId")) {
-        const auto& h = handle(request, "frameId", integer(request, "frameId"));
-        thread = &thread_of(request, h);
-        frame = h.agent;
-    } else {
-        for (auto& [id, candidate] : threads_) {
-            if (!candidate.stopped) continue;
-            if (thread != nullptr) throw RequestError("several threads are paused: pick a frame");
-            thread = &candidate;
-        }
-        if (thread == nullptr) throw RequestError("no paused thread to evaluate in");
-    }
+    const auto [thread, frame] = frame_asked(request);
     const auto id = thread->id;
     inspect(request, *thread,
             {{"command", "evaluate"},
@@ -343,6 +351,38 @@ void Adapter::evaluate(const Json& request) {
             [this, request, id](auto& m) {
                 respond(request, variable(threads_.at(id), m["body"], "result"));
             });
+}
+
+// The repl's completions are pdb's, as a terminal's are (its `complete` message): commands,
+// and names in the current frame. Columns are taken as bytes (ASCII lines).
+void Adapter::completions(const Json& request) {
+    const auto& args = arguments(request);
+    const auto thread = frame_asked(request).first;
+    const auto line = text(args, "text");
+    const auto end = static_cast<std::size_t>(std::clamp<std::int64_t>(
+        number(args, "column", static_cast<std::int64_t>(line.size()) + 1) - 1, 0,
+        static_cast<std::int64_t>(line.size())));
+    // readline's word delimiters, which pdb's completers expect.
+    const auto delimiter =
+        end == 0 ? std::string::npos : line.find_last_of(" \t\n\"\\'`@$><=;|&{(", end - 1);
+    const std::size_t begin = delimiter == std::string::npos ? 0 : delimiter + 1;
+    ask("complete",
+        {{"sid", thread->sid},
+         {"text", line.substr(begin, end - begin)},
+         {"line", line},
+         {"begidx", begin},
+         {"endidx", end}},
+        request, thread->sid, [this, request, begin, end](auto& m) {
+            Json targets = Json::array();
+            for (const auto& match : m["matches"]) {
+                if (!match.is_string()) continue;
+                targets.push_back({{"label", match},
+                                   {"text", match},
+                                   {"start", begin + 1},
+                                   {"length", end - begin}});
+            }
+            respond(request, {{"targets", std::move(targets)}});
+        });
 }
 
 // continue, next, stepIn, stepOut: pdb's own commands, so that pdb's semantics hold.

@@ -82,6 +82,8 @@ class Adapter {
     void variables(const wire::Json& request);
     void set_variable(const wire::Json& request);
     void evaluate(const wire::Json& request);
+    void completions(const wire::Json& request);
+    std::pair<Thread*, std::int64_t> frame_asked(const wire::Json& request);
     void resume(const wire::Json& request, const std::string& line, const std::string& reason);
     void pause(const wire::Json& request);
     void source(const wire::Json& request);

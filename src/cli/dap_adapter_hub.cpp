@@ -48,7 +48,7 @@ void Adapter::from_hub(const wire::Message& message) {
         return;
     }
     if (type == "event") return on_event(message.str("kind"), message["data"]);
-    if (type == "result" || type == "inspect_reply") {
+    if (type == "result" || type == "inspect_reply" || type == "completions") {
         const auto it = pending_.find(message.num("id"));
         if (it == pending_.end()) return;
         auto pending = std::move(it->second);

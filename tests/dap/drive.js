@@ -40,6 +40,7 @@ async function main() {
   assert.strictEqual(init.body.supportsConfigurationDoneRequest, true);
   assert.strictEqual(init.body.supportsConditionalBreakpoints, true);
   assert.strictEqual(init.body.supportsSetVariable, true);
+  assert.strictEqual(init.body.supportsCompletionsRequest, true);
   assert.strictEqual(init.body.supportsLogPoints, true);
   assert.strictEqual(init.body.supportsHitConditionalBreakpoints, false);
 
@@ -128,6 +129,10 @@ async function main() {
   assert.strictEqual(hover.body.indexedVariables, 500);
   const repl = await dc.evaluateRequest({ expression: 'p len(items) + 1', frameId: frames[0].id, context: 'repl' });
   assert.strictEqual(repl.body.result, '501');
+  // The repl completes as pdb's prompt does.
+  const completed = await dc.completionsRequest({ text: 'p ite', column: 6, frameId: frames[0].id });
+  assert.ok(completed.body.targets.some((t) => t.label === 'items' && t.start === 3 && t.length === 3),
+    JSON.stringify(completed.body));
   const where = await dc.evaluateRequest({ expression: 'w', frameId: frames[0].id, context: 'repl' });
   assert.match(where.body.result, /dap_job\.py\(\d+\)work\(\)/);
   await assert.rejects(dc.evaluateRequest({ expression: 'c', frameId: frames[0].id, context: 'repl' }),
@@ -194,7 +199,9 @@ async function late() {
   const local = path.join(localRoot, path.basename(PROGRAM));
   await dc.attachRequest({ pathMappings: [{ localRoot, remoteRoot }] });
   await initialized;
-  await dc.setBreakpointsRequest({ source: { path: local }, breakpoints: [{ line: LINE_WORK }] });
+  // Good for the first call only: once continued, the grandchild runs until the pause button.
+  await dc.setBreakpointsRequest({
+    source: { path: local }, breakpoints: [{ line: LINE_WORK, condition: 'n == 0' }] });
   await dc.configurationDoneRequest();
   assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
   const started = dc.waitForEvent('thread', TIMEOUT);
@@ -215,8 +222,7 @@ async function late() {
   const text = await dc.sourceRequest({ source: frames[0].source, sourceReference: frames[0].source.sourceReference });
   assert.match(text.body.content, /# dap: first line of work/);
 
-  // No breakpoint left: continue lets it run; pause stops it wherever it is.
-  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
+  // Continue lets it run; pause stops it wherever it is.
   const continued = dc.waitForEvent('continued', TIMEOUT);
   await dc.continueRequest({ threadId: stop.threadId });
   await continued;

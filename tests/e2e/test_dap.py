@@ -100,7 +100,13 @@ def leaves_the_job_running(dpdb, job, seen):
     # and writing it).
     paused_at = max(job.beats(), 0)
     terminal.sendline("c")
-    wait_until(lambda: job.beats() > paused_at + 2, "the grandchild running on after the IDE")
+    terminal.expect("session %d continued" % session["sid"])
+    try:
+        wait_until(lambda: job.beats() > paused_at + 2, "the grandchild running on after the IDE")
+    except AssertionError:
+        raise AssertionError("the grandchild did not run on; sessions: %s; breakpoints: %s" % (
+            dpdb.ls(env=job.env)["sessions"], dpdb.run("dpdb", "break", "--list",
+                                                       env=job.env).stdout))
 
 
 def test_debug_client_over_stdio_stops_a_grandchild_and_steps(dpdb, job):
