@@ -22,6 +22,10 @@ def start(sitecustomize_path):
             # ... but the program waits for the hub's global breakpoints (milliseconds), so
             # that its first lines stop too.
             _control.wait_for_breakpoints()
+            from dpdb import _ray, set_trace
+
+            _ray.keep_breakpoints(set_trace, (lambda: _post_mortem(*sys.exc_info()))
+                                  if os.environ.get("DPDB_POST_MORTEM") else None)
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return

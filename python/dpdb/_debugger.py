@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _identity, _logpoints, _pause, _signals, _supervisors
+from dpdb import _identity, _logpoints, _pause, _ray, _signals, _supervisors
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -128,7 +128,8 @@ class Debugger(*_BASES):
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,
-            "process_name": _identity.process_name(),
+            # The task a Ray worker runs is known in the thread that runs it.
+            "process_name": _ray.task_name() or _identity.process_name(),
             "reason": reason or ("post-mortem" if self._post_mortem else "breakpoint"),
         }
 

@@ -184,7 +184,14 @@ def _loaded_files():
             yield path
     main = getattr(sys.modules.get("__main__"), "__file__", None) or (sys.argv[0] if sys.argv else None)
     if main and main not in seen:
+        seen.add(main)
         yield main
+    # Files of code made without an import (functions unpickled by value), which no module names.
+    from dpdb import _agent
+
+    for path in _agent.made_files():
+        if path not in seen:
+            yield path
 
 
 def files_matching(spec, also=None):

@@ -29,6 +29,8 @@ _lock = threading.RLock()
 # Held across fork(): a child must not inherit it held by a thread it does not have.
 os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
                     after_in_child=_lock.release)
+# Set while a thread arms (see code_appeared).
+_arming = threading.local()
 # An importing thread waits for the control thread at most this long; past it, the timer arms.
 _WATCH_LOCK_WAIT = 1.0
 
@@ -150,8 +152,9 @@ class GlobalBreakpoints:
                 self.arm()
 
     def code_appeared(self, filename):
-        """From the code watch: code of `filename` is about to run in this thread."""
-        if not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
+        """From the code watch: code of `filename` is about to run, or to be made, in this
+        thread. Not while this thread arms: the engine's own code.replace() raises the watch."""
+        if getattr(_arming, "now", False) or not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
             return
         try:
             self.arm(also=filename)
@@ -160,6 +163,13 @@ class GlobalBreakpoints:
 
     def arm(self, also=None):
         """Make the armed breakpoints match the hub's list, and tell the hub."""
+        before, _arming.now = getattr(_arming, "now", False), True
+        try:
+            self._arm(also)
+        finally:
+            _arming.now = before
+
+    def _arm(self, also):
         from dpdb._engine import files_matching
 
         self.modules_seen = len(sys.modules)

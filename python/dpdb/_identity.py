@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 
-from dpdb import _agent
+from dpdb import _agent, _ray
 
 # Environment variables whose values identify a process of a distributed job.
 _TAG_VARIABLES = (
@@ -26,8 +26,45 @@ def _argv():
         return [sys.executable] + list(sys.argv)
 
 
+def _kernel_view():
+    """(when this process started, in clock ticks after boot; the kernel and pid namespace its
+    pid means something in): a hub that sees the same ones can look at this process in /proc
+    after its connection closed, and tell an exec or a process still running from one gone."""
+    try:
+        with open("/proc/self/stat") as f:
+            started = f.read().rpartition(")")[2].split()[19]
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        return started, boot + ":" + os.readlink("/proc/self/ns/pid")
+    except (OSError, IndexError):
+        return None, None
+
+
+def exec_target():
+    """(path, argv) of the program this process is about to become, when it is a child that
+    subprocess forked to run one and Python runs in it for a moment (a preexec_fn makes the fork
+    run the at-fork hooks): the exec happens in C, where no audit event tells of it."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_execute_child" and code.co_filename.endswith("subprocess.py"):
+            found = frame.f_locals
+            args = found.get("args")
+            if not isinstance(args, (list, tuple)) or not args:
+                return None
+            # The paths the child will try in turn (PATH searched), as subprocess lists them.
+            for path in found.get("executable_list") or [found.get("executable") or args[0]]:
+                path = os.fsdecode(path)
+                if os.path.isfile(path) and os.access(path, os.X_OK):
+                    return os.path.realpath(path), [os.fsdecode(a) for a in args]
+            return None
+        frame = frame.f_back
+    return None
+
+
 def tags():
     found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
+    found.update(_ray.tags())
     for item in os.environ.get("DPDB_TAGS", "").split(","):
         key, sep, value = item.partition("=")
         if sep and key.strip():
@@ -53,7 +90,10 @@ def process_name():
 
 
 def describe():
+    started, kernel = _kernel_view()
     return {
+        "started": started,
+        "kernel": kernel,
         "pid": os.getpid(),
         "ppid": os.getppid(),
         "host": socket.gethostname(),

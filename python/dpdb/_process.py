@@ -75,6 +75,7 @@ def ensure_link(wait=_CONNECT_WAIT):
             secret, secret_file = _secret_source()
             connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
                                      _identity.announce(), wait)
+            _agent.watch_exec()
             _control.start()
             return connected
     if not started:
@@ -151,6 +152,9 @@ def _after_fork_in_child():
     if _agent.started():
         _agent.after_fork_in_child(_identity.announce())
         _control.start()
+        target = _identity.exec_target()
+        if target is not None:
+            _agent.announce_exec(*target)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -11,25 +11,37 @@ namespace {
 PyObject* g_callback = nullptr;
 std::set<std::string, std::less<>>* g_basenames = nullptr;
 bool g_installed = false;
+// Files of code made without an import (by value, compiled by hand), which no module names:
+// a breakpoint set after such code was made finds its file here. Bounded; GIL-protected.
+std::set<std::string, std::less<>>* g_made_files = nullptr;
+constexpr std::size_t kMadeFilesKept = 1024;
 
 std::string_view basename_of(std::string_view path) {
     const auto slash = path.rfind('/');
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// The file the event is about: a code object's co_filename, or run_file's path.
+// The file the event is about: a code object's co_filename (exec), run_file's path, or the file
+// name of code being made (compile: (source, filename); code.__new__: (code, filename, ...)).
 PyObject* filename_of(const char* event, PyObject* args) {
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return nullptr;
     PyObject* first = PyTuple_GET_ITEM(args, 0);
     if (std::strcmp(event, "exec") == 0) {
         return PyCode_Check(first) ? reinterpret_cast<PyCodeObject*>(first)->co_filename : nullptr;
     }
-    return PyUnicode_Check(first) ? first : nullptr;
+    if (std::strcmp(event, "cpython.run_file") == 0)
+        return PyUnicode_Check(first) ? first : nullptr;
+    if (std::strcmp(event, "compile") == 0 || std::strcmp(event, "code.__new__") == 0) {
+        if (PyTuple_GET_SIZE(args) < 2) return nullptr;
+        PyObject* second = PyTuple_GET_ITEM(args, 1);
+        return PyUnicode_Check(second) ? second : nullptr;
+    }
+    return nullptr;
 }
 
 int on_audit_event(const char* event, PyObject* args, void*) {
-    if (g_basenames == nullptr || g_basenames->empty()) return 0;
-    if (std::strcmp(event, "exec") != 0 && std::strcmp(event, "cpython.run_file") != 0) return 0;
+    const bool made = std::strcmp(event, "code.__new__") == 0;
+    if (!made && (g_basenames == nullptr || g_basenames->empty())) return 0;
     PyObject* filename = filename_of(event, args);
     if (filename == nullptr || !PyUnicode_Check(filename)) return 0;
     Py_ssize_t size = 0;
@@ -38,6 +50,10 @@ int on_audit_event(const char* event, PyObject* args, void*) {
         PyErr_Clear();
         return 0;
     }
+    if (made && size > 0 && text[0] == '/' && g_made_files->size() < kMadeFilesKept) {
+        g_made_files->emplace(text, static_cast<std::size_t>(size));
+    }
+    if (g_basenames == nullptr || g_basenames->empty()) return 0;
     if (g_basenames->find(basename_of({text, static_cast<std::size_t>(size)})) ==
         g_basenames->end()) {
         return 0;
@@ -65,12 +81,18 @@ void watch_code(PyObject* callback, std::set<std::string> basenames) {
                                                          std::make_move_iterator(basenames.end()));
     delete std::exchange(g_basenames, fresh);
     if (g_installed) return;
+    if (g_made_files == nullptr) g_made_files = new std::set<std::string, std::less<>>();
     // Another audit hook may refuse new ones: then breakpoints are armed by the timer only.
     if (PySys_AddAuditHook(on_audit_event, nullptr) == 0) {
         g_installed = true;
     } else {
         PyErr_Clear();
     }
+}
+
+std::vector<std::string> made_files() {
+    if (g_made_files == nullptr) return {};
+    return {g_made_files->begin(), g_made_files->end()};
 }
 
 }  // namespace dpdb::agent

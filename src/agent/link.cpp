@@ -252,6 +252,20 @@ void Link::send_exit(int status) noexcept {
     }
 }
 
+void Link::announce_exec(const std::string& path, const std::vector<std::string>& argv) {
+    auto message = wire::make("exec", {{"path", path}, {"argv", argv}});
+    std::shared_ptr<wire::Channel> channel;
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (!started_) return;
+        changed_.wait_for(lock, kFirstConnectionWaitAtExit,
+                          [this] { return connected_ || attempted_; });
+        if (!connected_) return;
+        channel = channel_;
+    }
+    channel->send(message);
+}
+
 void Link::after_fork_in_child(const std::string& proc_json) {
     std::lock_guard<std::mutex> lock(mutex_);
     // Every connection of the parent's must be closed here, a connection still in its handshake

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "common/address.hpp"
@@ -63,6 +64,9 @@ class Link {
     void send_process(const std::string& type, const std::string& fields_json);
     // As the process exits: says how, without waiting for a lock another thread may hold.
     void send_exit(int status) noexcept;
+    // Tells the hub the process is about to exec another program (see exec_watch). A process
+    // that forked a moment ago may still be in its first handshake: waits for it, bounded.
+    void announce_exec(const std::string& path, const std::vector<std::string>& argv);
 
     // In the child after fork(): the parent's connection, thread and sessions are not ours.
     void after_fork_in_child(const std::string& proc_json);

@@ -5,12 +5,15 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/set.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 #include <stdlib.h>
 
 #include <thread>
 #include <type_traits>
 
 #include "agent/code_watch.hpp"
+#include "agent/env_watch.hpp"
+#include "agent/exec_watch.hpp"
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
@@ -148,6 +151,15 @@ NB_MODULE(_agent, m) {
     m.def("watch_code", [](nb::object callback, std::set<std::string> basenames) {
         dpdb::agent::watch_code(callback.ptr(), std::move(basenames));
     });
+    // The hub hears of an exec before it happens (see exec_watch).
+    m.def("watch_exec", [] { dpdb::agent::watch_exec(); });
+    m.def("announce_exec", [](const std::string& path, const std::vector<std::string>& argv) {
+        dpdb::agent::announce_exec(path, argv);
+    });
+    // callback(value) when the program changes PYTHONBREAKPOINT (see env_watch).
+    m.def("watch_breakpoint_variable",
+          [](nb::object callback) { dpdb::agent::watch_breakpoint_variable(callback.ptr()); });
+    m.def("made_files", [] { return dpdb::agent::made_files(); });
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });

@@ -49,13 +49,28 @@ int report(const wire::Message& result) {
     return ok ? 0 : 2;
 }
 
-std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Json>& sessions) {
-    if (p.value("exited", false)) {
-        if (p.contains("signal")) return "crashed: " + p["signal"].get<std::string>();
-        // A status, whatever its number: billiard's recycled workers exit with 155 on purpose.
-        if (p.contains("status")) return "exited with status " + p["status"].dump();
-        return "vanished without a word (killed: SIGKILL, or the OOM killer)";
+// A process whose connection ended: how it ended, as far as its hub knows. "running" is there
+// only when the hub could look at the process itself (hub/local_process).
+std::string ending_of(const wire::Json& p) {
+    if (p.contains("signal")) return "crashed: " + p["signal"].get<std::string>();
+    // A status, whatever its number: billiard's recycled workers exit with 155 on purpose.
+    if (p.contains("status")) return "exited with status " + p["status"].dump();
+    const auto running = p.find("running");
+    const std::string since = running == p.end() || !running->is_boolean() ? ""
+                              : running->get<bool>()                       ? ", running"
+                                                                           : ", since ended";
+    if (p.contains("exec") && p["exec"].is_string()) {
+        return "exec'd " + p["exec"].get<std::string>() + since;
     }
+    if (p.value("disconnected", false)) return "its connection to dpdb closed" + since;
+    if (p.value("unverified", false)) {
+        return "disconnected without a word (ended, killed, or exec'd: its host is not the hub's)";
+    }
+    return "vanished without a word (killed: SIGKILL, or the OOM killer)";
+}
+
+std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Json>& sessions) {
+    if (p.value("exited", false)) return ending_of(p);
     std::string paused;
     std::set<std::string> threads;
     for (const auto& id : p.value("sessions", wire::Json::array())) {
@@ -191,8 +206,9 @@ int ps_command(const std::string& hub, bool json) {
             all.push_back(std::move(p));
         }
         for (const auto& s : listing["sessions"]) sessions[s.value("sid", std::int64_t{0})] = s;
+        // Newest first: a pid that exec'd twice (python, then a native program) is its last.
         for (auto p : listing.value("exited", wire::Json::array())) {
-            if (live.count(p.value("pid", std::int64_t{-1})) != 0) continue;
+            if (!live.insert(p.value("pid", std::int64_t{-1})).second) continue;
             p["exited"] = true;
             all.push_back(std::move(p));
         }
@@ -215,14 +231,16 @@ int ps_command(const std::string& hub, bool json) {
             roots.push_back(&p);
         }
     }
-    std::vector<std::vector<std::string>> rows = {{"PID", "HOST", "TAGS", "STATE", "COMMAND"}};
+    // STATE, the one column of unbounded text (a paused place, how a process ended), is last:
+    // a long one then runs on at the end of its row and never pushes the others out of line.
+    std::vector<std::vector<std::string>> rows = {{"PID", "HOST", "TAGS", "COMMAND", "STATE"}};
     std::function<void(const wire::Json*, const std::string&, bool, bool)> print;
     print = [&](const wire::Json* p, const std::string& indent, bool last, bool root) {
         const std::string branch = root ? "" : (last ? "└─ " : "├─ ");
         const auto tags = tags_of(*p);
         rows.push_back({indent + branch + std::to_string(p->value("pid", std::int64_t{-1})),
                         p->value("host", std::string()), tags.empty() ? "-" : tags,
-                        (*p)["state"].get<std::string>(), short_command(*p)});
+                        short_command(*p), (*p)["state"].get<std::string>()});
         const auto& kids = children[p->value("pid", std::int64_t{-1})];
         for (std::size_t i = 0; i < kids.size(); ++i) {
             print(kids[i], indent + (root ? "" : (last ? "   " : "│  ")), i + 1 == kids.size(),

@@ -14,6 +14,7 @@
 #include "common/printable.hpp"
 #include "hub/admission.hpp"
 #include "hub/connection.hpp"
+#include "hub/local_process.hpp"
 #include "hub/logs.hpp"
 #include "hub/pages.hpp"
 #include "hub/registry.hpp"
@@ -290,6 +291,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             process->ending = {{"status", message.num("status")}};
             return;
         }
+        if (type == "exec") {
+            // Its connection closes as the new program replaces it (close-on-exec): the record
+            // carries the new command, and the process is not taken for vanished.
+            process->ending = {{"exec", message.str("path")}, {"argv", message["argv"]}};
+            return;
+        }
         if (type == "crash") {
             process->ending = {{"signal", message.str("signal")},
                                {"stacks", message.str("stacks")}};
@@ -429,7 +436,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
         if (!sessions_only) {
             arrays.push_back({"exited", {}});
-            for (const auto& record : store_.exits(kListedExits)) {
+            for (auto& record : store_.exits(kListedExits)) {
+                refresh_outlived(record);
                 arrays.back().second.push_back(encode_item(record, shrink_description));
             }
         }
@@ -677,8 +685,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                          "pid " + std::to_string(pid) + " is still running; `dpdb stacks " +
                              std::to_string(pid) + "` shows where");
         }
-        for (const auto& record : store_.exits(kListedExits * 10)) {
+        for (auto& record : store_.exits(kListedExits * 10)) {
             if (record.value("pid", std::int64_t{-1}) == pid) {
+                refresh_outlived(record);
                 return reply(client, message, true, "", {{"process", record}});
             }
         }
@@ -743,8 +752,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 record["reason"] = reason;
                 if (gone->ending.is_object()) {
                     record.update(gone->ending);
+                    refresh_outlived(record);  // an exec'd program by its real path, if seen
                 } else {
-                    record["vanished"] = true;  // no word before the connection dropped
+                    explain_silent_end(record);  // no word before the connection dropped
                 }
                 record["ended"] = std::chrono::duration<double>(
                                       std::chrono::system_clock::now().time_since_epoch())

@@ -48,6 +48,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // The process is ending: exit status, or the fatal signal and its threads' stacks.
         {"exiting", {{"status", Kind::Int}}},
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
+        // The process is about to exec another program (its connection then closes).
+        {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},
         // Logpoint messages, queued in the process and sent in batches: [{time, thread, tid, bp,
         // text, dropped?}]; the hub adds who sent them (pid, host, tags) and keeps them.
         {"log_lines", {{"lines", Kind::Array}}},

@@ -301,7 +301,8 @@ def test_ps_shows_exit_statuses_as_statuses_and_keeps_its_columns(dpdb):
     done = dpdb.run("dpdb", "ps")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert re.search(r"└─ %d .* exited with status 155 " % recycled, done.stdout), done.stdout
+    assert re.search(r"└─ %d .* exited with status 155$" % recycled, done.stdout, re.M), \
+        done.stdout
     assert "SIGPROF" not in done.stdout
     assert "paused at recycled.py:7 in a_function_whose_name_is_long_enough" in done.stdout
     # Every row's command starts in the header's COMMAND column, tree branches and long states

@@ -1,0 +1,77 @@
+#include "agent/exec_watch.hpp"
+
+#include <cstring>
+#include <exception>
+
+#include "agent/link.hpp"
+
+namespace dpdb::agent {
+namespace {
+
+// str, bytes or a path-like object as UTF-8 text; what is not valid UTF-8 is escaped, since the
+// wire carries UTF-8 only. Empty if it is none of those.
+std::string text_of(PyObject* object) {
+    PyObject* path = PyOS_FSPath(object);
+    if (path == nullptr) {
+        PyErr_Clear();
+        return "";
+    }
+    if (PyBytes_Check(path)) {
+        Py_SETREF(path, PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
+                                                         PyBytes_GET_SIZE(path)));
+    }
+    PyObject* encoded =
+        path != nullptr ? PyUnicode_AsEncodedString(path, "utf-8", "backslashreplace") : nullptr;
+    Py_XDECREF(path);
+    if (encoded == nullptr) {
+        PyErr_Clear();
+        return "";
+    }
+    std::string out(PyBytes_AS_STRING(encoded),
+                    static_cast<std::size_t>(PyBytes_GET_SIZE(encoded)));
+    Py_DECREF(encoded);
+    return out;
+}
+
+// "os.exec" is raised with (path, argv, env).
+int on_audit_event(const char* event, PyObject* args, void*) {
+    if (std::strcmp(event, "os.exec") != 0) return 0;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return 0;
+    std::vector<std::string> argv;
+    PyObject* items = PySequence_Fast(PyTuple_GET_ITEM(args, 1), "argv");
+    if (items == nullptr) {
+        PyErr_Clear();
+    } else {
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); ++i) {
+            argv.push_back(text_of(PySequence_Fast_GET_ITEM(items, i)));
+        }
+        Py_DECREF(items);
+    }
+    announce_exec(text_of(PyTuple_GET_ITEM(args, 0)), argv);
+    return 0;  // the program's exec goes ahead, whatever happened here
+}
+
+}  // namespace
+
+void watch_exec() {
+    static bool installed = false;
+    if (installed) return;
+    // Another audit hook may refuse new ones: then an exec shows as a connection that closed.
+    if (PySys_AddAuditHook(on_audit_event, nullptr) == 0) {
+        installed = true;
+    } else {
+        PyErr_Clear();
+    }
+}
+
+void announce_exec(const std::string& path, const std::vector<std::string>& argv) {
+    Py_BEGIN_ALLOW_THREADS;
+    try {
+        Link::instance().announce_exec(path, argv);
+    } catch (const std::exception&) {
+        // Never in the way of the exec: the hub then sees a connection close without a word.
+    }
+    Py_END_ALLOW_THREADS;
+}
+
+}  // namespace dpdb::agent

@@ -1,0 +1,142 @@
+#include "hub/local_process.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace dpdb::hub {
+namespace {
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "";
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string read_link(const std::string& path) {
+    char target[PATH_MAX];
+    const auto size = ::readlink(path.c_str(), target, sizeof target - 1);
+    return size > 0 ? std::string(target, static_cast<std::size_t>(size)) : "";
+}
+
+std::string real_path(const std::string& path) {
+    char resolved[PATH_MAX];
+    return ::realpath(path.c_str(), resolved) != nullptr ? resolved : path;
+}
+
+// Field 22 of /proc/PID/stat (clock ticks after boot), and its state: what tells one process
+// from another that took its pid. The command name (field 2) may hold spaces and parentheses:
+// the fields are counted from the last ')'.
+struct Stat {
+    char state = '?';
+    std::string started;
+};
+
+std::optional<Stat> stat_of(std::int64_t pid) {
+    const auto text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    std::istringstream fields(text.substr(close + 1));
+    Stat stat;
+    std::string field;
+    for (int number = 3; fields >> field && number <= 22; ++number) {
+        if (number == 3) stat.state = field.empty() ? '?' : field[0];
+        if (number == 22) stat.started = field;
+    }
+    if (stat.started.empty()) return std::nullopt;
+    return stat;
+}
+
+wire::Json command_line(std::int64_t pid) {
+    const auto text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    wire::Json argv = wire::Json::array();
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\0', start);
+        if (end == std::string::npos) end = text.size();
+        argv.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return argv;
+}
+
+std::string text_of(const wire::Json& process, const char* key) {
+    const auto it = process.find(key);
+    if (it == process.end()) return "";
+    return it->is_string() ? it->get<std::string>() : it->is_number() ? it->dump() : "";
+}
+
+}  // namespace
+
+const std::string& kernel_identity() {
+    static const std::string identity = [] {
+        auto boot = read_file("/proc/sys/kernel/random/boot_id");
+        while (!boot.empty() && (boot.back() == '\n' || boot.back() == ' ')) boot.pop_back();
+        const auto pids = read_link("/proc/self/ns/pid");
+        return boot.empty() || pids.empty() ? std::string() : boot + ":" + pids;
+    }();
+    return identity;
+}
+
+std::optional<LocalView> look_at(const wire::Json& process) {
+    const auto kernel = text_of(process, "kernel");
+    const auto started = text_of(process, "started");
+    const auto pid = process.value("pid", std::int64_t{0});
+    if (kernel.empty() || started.empty() || pid <= 0 || kernel != kernel_identity()) {
+        return std::nullopt;
+    }
+    LocalView view;
+    const auto stat = stat_of(pid);
+    // A zombie has ended: only its parent has not collected its status yet.
+    view.running = stat && stat->started == started && stat->state != 'Z';
+    if (view.running) {
+        view.exe = read_link("/proc/" + std::to_string(pid) + "/exe");
+        // A process on its way out has released its memory, and its executable with it, before
+        // its descriptors close (a SIGKILL): no executable, and not for lack of permission.
+        if (view.exe.empty() && errno == ENOENT) view.running = false;
+        view.argv = command_line(pid);
+    }
+    return view;
+}
+
+void explain_silent_end(wire::Json& record) {
+    const auto view = look_at(record);
+    if (!view) {
+        record["vanished"] = true;
+        record["unverified"] = true;
+        return;
+    }
+    if (!view->running) {
+        record["vanished"] = true;
+        return;
+    }
+    // The kernel closes close-on-exec descriptors (the agent's socket) once the new program is
+    // in place: its executable is already the new one, its command line may not be yet.
+    const auto before = text_of(record, "executable");
+    if (!view->exe.empty() && (before.empty() || real_path(before) != view->exe)) {
+        record["exec"] = view->exe;
+        if (!view->argv.empty()) record["argv"] = view->argv;
+        return;
+    }
+    record["disconnected"] = true;
+}
+
+void refresh_outlived(wire::Json& record) {
+    if (!record.contains("exec") && !record.value("disconnected", false)) return;
+    const auto view = look_at(record);
+    if (!view) return;
+    record["running"] = view->running;
+    if (!view->running || !record.contains("exec")) return;
+    // A child of subprocess closes its descriptors (the agent's socket) before the exec: while
+    // it still runs Python, the path its agent announced stands.
+    if (view->exe.empty() || view->exe == real_path(text_of(record, "executable"))) return;
+    record["exec"] = view->exe;
+    if (!view->argv.empty()) record["argv"] = view->argv;
+}
+
+}  // namespace dpdb::hub

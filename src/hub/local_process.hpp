@@ -1,0 +1,38 @@
+// What the hub can see of an agent's process for itself, through /proc, when both run on one
+// kernel and in one pid namespace: whether it still runs (the same process, by its start time,
+// not another that took its pid) and what it runs now. Elsewhere the hub cannot know, and says
+// so rather than guess.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "wire/message.hpp"
+
+namespace dpdb::hub {
+
+// The kernel and pid namespace this hub sees pids in ("BOOT_ID:pid:[INODE]"), as agents report
+// theirs ("kernel" in a process's description); empty if /proc does not say.
+const std::string& kernel_identity();
+
+struct LocalView {
+    bool running = false;  // false: ended, or its pid is another process's now
+    std::string exe;       // what it runs now (running only; empty if unreadable)
+    wire::Json argv;       // its command line now (running only; empty while an exec sets it up)
+};
+
+// The process a description names (pid, started, kernel), as the hub sees it; nothing when the
+// hub cannot see it (another host or namespace, an agent that did not say when it started).
+std::optional<LocalView> look_at(const wire::Json& process);
+
+// An exit record whose agent closed its connection without a word: what became of the process,
+// as far as the hub can tell. `exec` (with the new argv) when it runs another program now,
+// `disconnected` when it runs on with its connection closed, `vanished` when it is gone, and
+// also `unverified` when the hub could not look.
+void explain_silent_end(wire::Json& record);
+
+// At listing time, a record of a process that outlived its connection (exec'd, or disconnected)
+// gets `running` (true or false) and what it runs now, where the hub can see it.
+void refresh_outlived(wire::Json& record);
+
+}  // namespace dpdb::hub

@@ -1,0 +1,47 @@
+"""A driver that sends its function to worker processes by value, as Ray, Dask and joblib do:
+pickled with cloudpickle (the worker never imports this file), and as source compiled under this
+file's name. argv: a file whose appearance says go; with `early`, one worker that unpickles the
+function first and waits for that file before it calls it."""
+import os
+import subprocess
+import sys
+import time
+
+import cloudpickle
+
+
+def task(x):
+    doubled = x * 2  # the task's line
+    return doubled  # the task's return
+
+
+def run_worker(mode, payload, *args):
+    # The worker lives in the folder above: this file is on no path the worker searches.
+    worker = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "byvalue_worker.py")
+    done = subprocess.run([sys.executable, worker, mode, *args], input=payload,
+                          stdout=subprocess.PIPE)
+    sys.stdout.write(done.stdout.decode())
+    sys.stdout.flush()
+
+
+def wait_for(path):
+    for _ in range(600):
+        if os.path.exists(path):
+            return
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    go = sys.argv[1]
+    # Pickled before the breakpoint is set: on 3.11 the engine's swap mode gives an armed
+    # function a patched copy of its code, which cloudpickle would send (see docs/frameworks.md).
+    pickled = cloudpickle.dumps(task)
+    print("driver ready", flush=True)
+    if sys.argv[2:] == ["early"]:
+        run_worker("early", pickled, go)
+    else:
+        wait_for(go)
+        run_worker("pickled", pickled)
+        run_worker("compiled", os.path.abspath(__file__).encode())
+    print("driver done", flush=True)
