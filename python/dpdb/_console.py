@@ -77,6 +77,8 @@ class SessionConsole:
         self.columns = 80
         self.completer = lambda text, line, begidx, endidx: []
         self.show_location = lambda: None
+        # Structured questions of an IDE's client (`dpdb dap`), answered between two lines.
+        self.inspector = lambda request: {"error": "this session answers no inspect requests"}
         self.main_prompt = "(Pdb) "
         self._pending = []
         self._pending_size = 0
@@ -210,6 +212,11 @@ class SessionConsole:
                 if message.get("eof"):
                     return ""
                 return message["line"] + "\n"
+            elif kind == "inspect":
+                body = self.inspector(message["request"])
+                _agent.send("inspect_reply", self.sid,
+                            json.dumps({"id": message["id"], "body": body}))
+                continue
             elif kind == "complete":
                 matches = self._complete(message)
                 _agent.send("completions", self.sid,

@@ -11,6 +11,7 @@ import threading
 import traceback
 
 from dpdb import _identity, _logpoints, _pause, _ray, _signals, _supervisors
+from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
 try:
@@ -70,6 +71,8 @@ class Debugger(*_BASES):
         self.console.main_prompt = self.prompt
         self.console.completer = self.completions
         self.console.show_location = self._show_location
+        self.inspector = Inspector(self)
+        self.console.inspector = self.inspector.answer
         self._post_mortem = False
         self._condition_error = None
 
@@ -77,6 +80,7 @@ class Debugger(*_BASES):
 
     def interaction(self, frame, traceback):
         paused = frame is not None and _pause.stopped_by_pause()
+        self.inspector.forget()  # references name what the last stop showed
         self.console.open(self._stop_info(frame, traceback, "pause" if paused else None))
         if paused:
             self.message("Paused by `dpdb pause`. (Use 'c' to resume.)")
@@ -120,6 +124,7 @@ class Debugger(*_BASES):
             "tid": threading.get_ident(),
             "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
             "thread": thread.name,
+            "main_thread": thread is threading.main_thread(),
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,

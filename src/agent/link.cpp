@@ -421,7 +421,8 @@ void Link::dispatch(const wire::Message& message) {
         }
         return;
     }
-    if (type != "attach" && type != "detach" && type != "input" && type != "complete") {
+    if (type != "attach" && type != "detach" && type != "input" && type != "complete" &&
+        type != "inspect") {
         return;  // nothing else is addressed to an agent; ignore rather than fail
     }
     deliver(message.num("sid"), Event{type, wire::encode(message)});

@@ -24,7 +24,7 @@
 namespace dpdb::agent {
 
 struct Event {
-    std::string type;  // attach, detach, input, complete, interrupt, or lost (the hub went away)
+    std::string type;  // attach, detach, input, complete, inspect, interrupt, or lost (hub gone)
     std::string body;  // the message as JSON
 };
 

@@ -71,5 +71,7 @@ int logs_command(const std::string& hub, const LogsOptions& options);
 int pause_command(const std::string& hub, long long pid, bool all_threads);
 int detach_process_command(const std::string& hub, long long pid);
 int attach_command(const std::string& hub, const std::string& session, bool next);
+// The Debug Adapter Protocol on stdio, or on a loopback TCP port (listen = HOST:PORT).
+int dap_command(const std::string& hub, const std::string& listen);
 
 }  // namespace dpdb::cli

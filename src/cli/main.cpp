@@ -160,6 +160,12 @@ int main(int argc, char** argv) {
     pause_cmd->add_option("pid", pause_pid, "process id")->required();
     pause_cmd->add_flag("--all-threads", all_threads, "a session for every thread");
 
+    std::string dap_listen;
+    auto* dap_cmd = app.add_subcommand(
+        "dap", "a Debug Adapter Protocol server for IDEs (VS Code, nvim-dap): see docs/ide.md");
+    dap_cmd->add_option("--listen", dap_listen,
+                        "serve on 127.0.0.1:PORT instead of stdio (0: any free port)");
+
     std::vector<std::string> module_args;
     const int parsed = set_aside_module_args(argc, argv, module_args);
     try {
@@ -189,6 +195,7 @@ int main(int argc, char** argv) {
         if (*logs_cmd) return dpdb::cli::logs_command(hub, logs_options);
         if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
+        if (*dap_cmd) return dpdb::cli::dap_command(hub, dap_listen);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "dpdb: %s\n", error.what());
         return 2;

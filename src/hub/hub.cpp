@@ -325,7 +325,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             publish("session_update", registry_.describe(*session));
         } else if (type == "session_close") {
             close_session(*session, message.str("reason"));
-        } else if (type == "output" || type == "prompt" || type == "completions") {
+        } else if (type == "output" || type == "prompt" || type == "completions" ||
+                   type == "inspect_reply") {
             if (auto client = connection(session->client)) {
                 Json body = message.body;
                 body.erase("t");
@@ -388,7 +389,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
         if (type == "log") return log_request(client, message);
         if (type == "logs") return logs_request(client, message);
-        if (type != "detach" && type != "input" && type != "complete" && type != "interrupt") {
+        if (type != "detach" && type != "input" && type != "complete" && type != "interrupt" &&
+            type != "inspect") {
             return protocol_violation(client, type);
         }
         Session* session = session_asked(client, message);

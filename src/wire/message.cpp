@@ -68,6 +68,11 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
           {"endidx", Kind::Int}}},
         {"completions", {{"sid", Kind::Int}, {"id", Kind::Int}, {"matches", Kind::Array}}},
         {"interrupt", {{"sid", Kind::Int}}},
+        // An IDE's structured question about a paused thread (stack, scopes, variables, evaluate:
+        // python/dpdb/_inspect.py), client -> hub -> agent, and its answer back to the client
+        // attached to the session.
+        {"inspect", {{"sid", Kind::Int}, {"id", Kind::Int}, {"request", Kind::Object}}},
+        {"inspect_reply", {{"sid", Kind::Int}, {"id", Kind::Int}, {"body", Kind::Object}}},
         // Hub -> agent, and client -> hub.
         {"attach", {{"sid", Kind::Int}, {"cols", Kind::Int}}},
         {"detach", {{"sid", Kind::Int}}},

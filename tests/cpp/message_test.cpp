@@ -226,3 +226,14 @@ TEST(Message, PagesAndSummariesAreCheckedLikeEverythingElse) {
     EXPECT_NE(rejection(R"({"t":"summary","id":1,"processes":3})").find("lacks field"),
               std::string::npos);
 }
+
+TEST(Message, InspectQuestionsAndAnswersCarryObjectsOnly) {
+    const Message question =
+        decode(R"({"t":"inspect","sid":2,"id":7,"request":{"command":"stack"}})");
+    EXPECT_EQ(question["request"]["command"], "stack");
+    const Message answer = decode(R"({"t":"inspect_reply","sid":2,"id":7,"body":{"frames":[]}})");
+    EXPECT_TRUE(answer["body"]["frames"].is_array());
+    EXPECT_NE(rejection(R"({"t":"inspect","sid":2,"id":7,"request":"stack"})"), "");
+    EXPECT_NE(rejection(R"({"t":"inspect","sid":2,"request":{}})"), "");
+    EXPECT_NE(rejection(R"({"t":"inspect_reply","sid":2,"id":7,"body":{},"more":true})"), "");
+}

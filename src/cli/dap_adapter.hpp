@@ -1,0 +1,139 @@
+// `dpdb dap`: one Debug Adapter Protocol session of an IDE, mapped onto a hub. The IDE's requests
+// become hub messages (attach, input lines for stepping, global breakpoints, `inspect` questions
+// answered by the paused thread: python/dpdb/_inspect.py); the hub's events become DAP events.
+//
+// Model: one debug session; each process of the hub is a DAP thread (its main thread, "pid N
+// <process>"), and each other Python thread that pauses one more ("pid N <process> <thread>").
+// See docs/ide.md for why.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wire/channel.hpp"
+
+namespace dpdb::cli::dap {
+
+class Adapter {
+  public:
+    // `to_ide` sends one DAP message (framing is the caller's); `hub` is --hub or DPDB_HUB.
+    Adapter(std::function<void(const wire::Json&)> to_ide, std::string hub);
+    ~Adapter();
+
+    // One message body from the IDE, as it came (it may be anything).
+    void from_ide(const std::string& body);
+    // A header the reader could not use: answered with an error response.
+    void bad_frame(const std::string& reason);
+    // Reads what the hub sent, without waiting; then answers requests whose time is up.
+    void pump();
+    // The hub connection's descriptor for poll(), or -1 before attach.
+    int hub_fd() const;
+    // The IDE went away without a disconnect (it died, its connection closed): as a disconnect.
+    void leave();
+    // After disconnect, or once the hub went away.
+    bool finished() const { return finished_; }
+
+  private:
+    struct Thread {
+        std::int64_t id = 0;
+        std::int64_t pid = 0;
+        std::int64_t tid = 0;  // 0: the process's main thread
+        std::string name;
+        std::int64_t sid = 0;    // its open session, 0 while it runs
+        bool ours = false;       // this adapter is the session's client
+        bool held = false;       // another client (a terminal) is
+        bool stopped = false;    // at a prompt, under this adapter
+        std::string step;        // set by a step request: the reason of the next stop
+        std::uint64_t stop = 0;  // counts resumptions: handles of earlier stops are gone
+    };
+    // A frame id or variables reference the IDE holds: the thread's stop it belongs to, and the
+    // agent's own number (pdb stack index, or the inspector's reference).
+    struct Handle {
+        std::int64_t thread = 0;
+        std::uint64_t stop = 0;
+        std::int64_t agent = 0;
+    };
+    using Done = std::function<void(const wire::Message&)>;
+    struct Pending {
+        wire::Json request;
+        std::int64_t sid = 0;  // an inspect's session: its end fails the request
+        Done done;
+        std::chrono::steady_clock::time_point deadline;
+    };
+
+    void send_event(const std::string& event, wire::Json body = wire::Json::object());
+    void respond(const wire::Json& request, wire::Json body = wire::Json::object());
+    void fail(const wire::Json& request, const std::string& message);
+    void request(const wire::Json& request);
+
+    // Requests, one per DAP command.
+    void initialize(const wire::Json& request);
+    void attach(const wire::Json& request);
+    void configuration_done(const wire::Json& request);
+    void threads(const wire::Json& request);
+    void stack_trace(const wire::Json& request);
+    void scopes(const wire::Json& request);
+    void variables(const wire::Json& request);
+    void set_variable(const wire::Json& request);
+    void evaluate(const wire::Json& request);
+    void completions(const wire::Json& request);
+    std::pair<Thread*, std::int64_t> frame_asked(const wire::Json& request);
+    void resume(const wire::Json& request, const std::string& line, const std::string& reason);
+    void pause(const wire::Json& request);
+    void source(const wire::Json& request);
+    std::int64_t source_ref(std::int64_t pid, const std::string& path);
+    void set_breakpoints(const wire::Json& request, const std::string& key, wire::Json specs);
+    void disconnect(const wire::Json& request);
+
+    // The hub's side.
+    void from_hub(const wire::Message& message);
+    void on_event(const std::string& kind, const wire::Json& data);
+    void process_seen(const wire::Json& process);
+    void session_seen(const wire::Json& session);
+    static std::string label(const wire::Json& process);
+    Thread& thread_for(std::int64_t pid, std::int64_t tid, const std::string& name);
+    void session_gone(std::int64_t sid, const std::string& reason);
+    void take(const Thread& thread);
+    void ran_on(Thread& thread);
+    void expire(std::chrono::steady_clock::time_point now);
+
+    // Helpers.
+    std::int64_t ask(const std::string& type, wire::Json fields, const wire::Json& request,
+                     std::int64_t sid, Done done);
+    void inspect(const wire::Json& request, Thread& thread, wire::Json question, Done done);
+    Thread& stopped_thread(const wire::Json& request, std::int64_t id);
+    Thread& thread_of(const wire::Json& request, const Handle& handle);
+    std::int64_t keep(const Thread& thread, std::int64_t agent);
+    const Handle& handle(const wire::Json& request, const char* key, std::int64_t id);
+    Thread* by_session(std::int64_t sid);
+    std::string to_remote(const std::string& path) const;
+    std::string to_local(const std::string& path) const;
+    wire::Json variable(const Thread& thread, const wire::Json& item, const char* value_key);
+
+    std::function<void(const wire::Json&)> to_ide_;
+    std::string hub_option_;
+    std::unique_ptr<wire::Channel> channel_;
+    bool configured_ = false;
+    bool finished_ = false;
+    std::int64_t seq_ = 1;
+    std::int64_t next_id_ = 1;  // hub request ids (result, listing, inspect_reply)
+    std::int64_t list_id_ = 0;
+    std::optional<wire::Json> attach_request_;  // until the hub's listing is in
+    std::map<std::int64_t, Pending> pending_;
+    std::map<std::int64_t, Thread> threads_;  // DAP thread id -> thread
+    std::int64_t next_thread_ = 1;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> thread_ids_;  // (pid, tid)
+    std::map<std::int64_t, Handle> handles_;
+    std::int64_t next_handle_ = 1;
+    std::map<std::string, std::vector<std::int64_t>> breakpoints_;          // per source: hub ids
+    std::map<std::int64_t, std::pair<std::int64_t, std::string>> sources_;  // ref: pid, path
+    std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
+};
+
+}  // namespace dpdb::cli::dap

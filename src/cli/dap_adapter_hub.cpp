@@ -1,0 +1,218 @@
+// The hub's side of `dpdb dap`: its events and console traffic become the IDE's threads, stops
+// and output; its answers go to the IDE's requests that wait for them.
+#include "cli/dap_adapter.hpp"
+#include "cli/dap_json.hpp"
+
+namespace dpdb::cli::dap {
+namespace {
+
+using wire::Json;
+
+constexpr int kColumns = 200;  // what pdb's `pp` fits its output to under an IDE
+
+// What pdb's stop reasons are called in DAP's stopped event.
+std::string stop_reason(const std::string& reason) {
+    if (reason == "pause") return "pause";
+    if (reason == "post-mortem") return "exception";
+    return "breakpoint";
+}
+
+}  // namespace
+
+void Adapter::pump() {
+    if (!channel_) return;
+    try {
+        while (auto message = channel_->receive(0)) from_hub(*message);
+    } catch (const std::exception& error) {
+        send_event("output",
+                   {{"category", "stderr"},
+                    {"output", std::string("dpdb: the hub went away: ") + error.what() + "\n"}});
+        send_event("terminated");
+        channel_.reset();
+        finished_ = true;
+        return;
+    }
+    expire(std::chrono::steady_clock::now());
+}
+
+void Adapter::from_hub(const wire::Message& message) {
+    const auto& type = message.type;
+    if (type == "listing" && message.num("id") == list_id_) {
+        for (const auto& process : message["processes"]) process_seen(process);
+        for (const auto& session : message["sessions"]) session_seen(session);
+        if (!message.has("more") && attach_request_) {
+            respond(*attach_request_);
+            attach_request_.reset();
+            send_event("initialized");
+        }
+        return;
+    }
+    if (type == "event") return on_event(message.str("kind"), message["data"]);
+    if (type == "result" || type == "inspect_reply" || type == "completions") {
+        const auto it = pending_.find(message.num("id"));
+        if (it == pending_.end()) return;
+        auto pending = std::move(it->second);
+        pending_.erase(it);
+        if (type == "inspect_reply" && message["body"].contains("error")) {
+            return fail(pending.request, text(message["body"], "error"));
+        }
+        try {
+            pending.done(message);
+        } catch (const std::exception& error) {
+            fail(pending.request, error.what());
+        }
+        return;
+    }
+    if (type == "error") {
+        send_event("output",
+                   {{"category", "stderr"}, {"output", "dpdb: " + message.str("message") + "\n"}});
+        return;
+    }
+    Thread* thread = message.has("sid") ? by_session(message.num("sid")) : nullptr;
+    if (thread == nullptr) return;
+    if (type == "attached") {
+        thread->ours = true;
+    } else if (type == "detached") {
+        // Another client took it, or it ended: it is no longer paused under this IDE.
+        thread->ours = false;
+        if (!thread->stopped) return;
+        ran_on(*thread);
+        send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
+    } else if (type == "prompt" && thread->ours && !thread->stopped) {
+        thread->stopped = true;
+        std::string reason = thread->step;
+        thread->step.clear();
+        if (reason.empty()) reason = "breakpoint";
+        send_event("stopped",
+                   {{"reason", reason}, {"threadId", thread->id}, {"allThreadsStopped", false}});
+    } else if (type == "output") {
+        send_event("output", {{"category", "console"}, {"output", message.str("text")}});
+    }
+}
+
+void Adapter::on_event(const std::string& kind, const Json& data) {
+    if (kind == "session_open" || kind == "session_update") return session_seen(data);
+    if (kind == "process_start" || kind == "process_update") return process_seen(data);
+    if (kind == "log") {
+        send_event("output", {{"category", "console"}, {"output", text(data, "text") + "\n"}});
+        return;
+    }
+    if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
+    if (kind == "process_exit") {
+        const auto pid = number(data, "pid", -1);
+        for (auto it = threads_.begin(); it != threads_.end();) {
+            if (it->second.pid != pid) {
+                ++it;
+                continue;
+            }
+            send_event("thread", {{"reason", "exited"}, {"threadId", it->first}});
+            thread_ids_.erase({it->second.pid, it->second.tid});
+            it = threads_.erase(it);
+        }
+    }
+}
+
+// What a process is called: its launcher's name for it (ForkPoolWorker-1, gw0), else its script.
+std::string Adapter::label(const Json& process) {
+    const auto name = text(process, "process_name");
+    if (!name.empty()) return name;
+    const auto argv = process.value("argv", Json::array());
+    if (!argv.is_array() || argv.empty()) return "";
+    const auto& shown = argv.size() > 1 ? argv[1] : argv[0];
+    return shown.is_string() ? basename(shown.get<std::string>()) : "";
+}
+
+Adapter::Thread& Adapter::thread_for(std::int64_t pid, std::int64_t tid, const std::string& name) {
+    const auto found = thread_ids_.find({pid, tid});
+    if (found != thread_ids_.end()) return threads_.at(found->second);
+    Thread thread;
+    thread.id = next_thread_++;
+    thread.pid = pid;
+    thread.tid = tid;
+    thread.name = name;
+    thread_ids_.emplace(std::make_pair(pid, tid), thread.id);
+    send_event("thread", {{"reason", "started"}, {"threadId", thread.id}});
+    return threads_.emplace(thread.id, thread).first->second;
+}
+
+// Every process shows as one thread, its main thread, from the moment it connects: the IDE sees
+// the whole job, and its pause button stops any process.
+void Adapter::process_seen(const Json& process) {
+    const auto pid = number(process, "pid");
+    if (pid <= 0) return;
+    // A forked child is named by its launcher after it connected (process_update).
+    const auto name = "pid " + std::to_string(pid) + " " + label(process);
+    thread_for(pid, 0, name).name = name;
+}
+
+void Adapter::session_seen(const Json& session) {
+    const auto sid = number(session, "sid");
+    const auto pid = number(session, "pid");
+    const bool main = session.value("main_thread", text(session, "thread") == "MainThread");
+    const auto prefix = "pid " + std::to_string(pid) + " " + label(session);
+    auto& thread =
+        main ? thread_for(pid, 0, prefix)
+             : thread_for(pid, number(session, "tid"), prefix + " " + text(session, "thread"));
+    // A session says what its process is called at the stop, the freshest name there is.
+    if (main) thread.name = prefix;
+    thread.sid = sid;
+    const auto& stop = session.value("reason", Json());
+    if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());
+    // A session nobody holds (new, or released by a terminal) is taken; one a terminal holds is
+    // left to it.
+    thread.held = session.value("attached", false) && !thread.ours;
+    if (configured_ && !thread.held && !thread.ours) take(thread);
+}
+
+void Adapter::take(const Thread& thread) {
+    channel_->send(wire::make("attach", {{"sid", thread.sid}, {"cols", kColumns}}));
+}
+
+void Adapter::session_gone(std::int64_t sid, const std::string& reason) {
+    Thread* thread = by_session(sid);
+    if (thread == nullptr) return;
+    const bool was_stopped = thread->stopped;
+    ran_on(*thread);
+    thread->sid = 0;
+    thread->ours = false;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->second.sid != sid) {
+            ++it;
+            continue;
+        }
+        fail(it->second.request, "the thread ran on (" + reason + ")");
+        it = pending_.erase(it);
+    }
+    if (was_stopped || reason == "continued") {
+        send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
+    }
+}
+
+// The thread runs: what the IDE holds of its last stop is gone.
+void Adapter::ran_on(Thread& thread) {
+    thread.stopped = false;
+    ++thread.stop;
+    for (auto it = handles_.begin(); it != handles_.end();) {
+        it = it->second.thread == thread.id ? handles_.erase(it) : std::next(it);
+    }
+}
+
+void Adapter::expire(std::chrono::steady_clock::time_point now) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (now < it->second.deadline) {
+            ++it;
+            continue;
+        }
+        fail(it->second.request, "no answer from the hub or the process within 10 s");
+        it = pending_.erase(it);
+    }
+}
+
+Adapter::Thread* Adapter::by_session(std::int64_t sid) {
+    for (auto& [id, thread] : threads_) {
+        if (thread.sid == sid && sid != 0) return &thread;
+    }
+    return nullptr;
+}
+
+}  // namespace dpdb::cli::dap

@@ -1,0 +1,179 @@
+// `dpdb dap`: the Debug Adapter Protocol on stdio (as IDEs start adapters), or on a loopback TCP
+// port with --listen, one IDE at a time.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "cli/commands.hpp"
+#include "cli/dap_adapter.hpp"
+#include "cli/dap_framing.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+constexpr int kTickMs = 100;  // how often pending requests are checked for their deadline
+
+bool write_all(int fd, const std::string& data) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const auto n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+// One IDE, until it disconnects or goes away; returns once it has.
+void serve(int in, int out, const std::string& hub) {
+    bool ide_gone = false;
+    dap::Adapter adapter(
+        [&](const wire::Json& message) {
+            if (!ide_gone && !write_all(out, dap::encode_frame(message))) ide_gone = true;
+        },
+        hub);
+    dap::FrameReader reader;
+    char buffer[64 * 1024];
+    while (!adapter.finished() && !ide_gone) {
+        pollfd fds[2] = {{in, POLLIN, 0}, {adapter.hub_fd(), POLLIN, 0}};
+        const int count = adapter.hub_fd() >= 0 ? 2 : 1;
+        if (::poll(fds, count, kTickMs) < 0 && errno != EINTR) break;
+        if (fds[0].revents != 0) {
+            const auto n = ::read(in, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            reader.feed(buffer, static_cast<std::size_t>(n));
+            for (;;) {
+                const auto frame = reader.next();
+                if (const auto* body = std::get_if<dap::Body>(&frame)) {
+                    adapter.from_ide(body->json);
+                } else if (const auto* bad = std::get_if<dap::BadHeader>(&frame)) {
+                    adapter.bad_frame(bad->reason);
+                } else {
+                    break;
+                }
+                if (adapter.finished()) break;
+            }
+            if (!reader.broken().empty()) {
+                adapter.bad_frame(reader.broken());
+                std::fprintf(stderr, "dpdb dap: %s; closing the connection\n",
+                             reader.broken().c_str());
+                break;
+            }
+        }
+        adapter.pump();
+    }
+    // The IDE closed or died without a disconnect: as one (sessions left paused, its breakpoints
+    // taken out); after a disconnect this does nothing.
+    adapter.leave();
+}
+
+// The user that owns the other end of a loopback TCP connection, from the kernel's socket table
+// (where the peer's socket is listed with its local and remote addresses swapped); -1 if unknown.
+long long peer_uid(int connection) {
+    sockaddr_in mine{};
+    sockaddr_in theirs{};
+    socklen_t size = sizeof mine;
+    if (::getsockname(connection, reinterpret_cast<sockaddr*>(&mine), &size) != 0) return -1;
+    size = sizeof theirs;
+    if (::getpeername(connection, reinterpret_cast<sockaddr*>(&theirs), &size) != 0) return -1;
+    char local[32];
+    char remote[32];
+    std::snprintf(local, sizeof local, "%08X:%04X", theirs.sin_addr.s_addr, ntohs(theirs.sin_port));
+    std::snprintf(remote, sizeof remote, "%08X:%04X", mine.sin_addr.s_addr, ntohs(mine.sin_port));
+    FILE* table = std::fopen("/proc/net/tcp", "r");
+    if (table == nullptr) return -1;
+    char line[512];
+    long long uid = -1;
+    while (std::fgets(line, sizeof line, table) != nullptr) {
+        char from[64];
+        char to[64];
+        long long owner = -1;
+        if (std::sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %lld", from, to, &owner) == 3 &&
+            std::strcmp(from, local) == 0 && std::strcmp(to, remote) == 0) {
+            uid = owner;
+            break;
+        }
+    }
+    std::fclose(table);
+    return uid;
+}
+
+// HOST:PORT on a loopback address: the protocol has no authentication, so it is never offered
+// beyond this machine, and only to this user's connections (peer_uid).
+int listen_on(const std::string& listen) {
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos) throw std::runtime_error("--listen takes HOST:PORT");
+    std::string host = listen.substr(0, colon);
+    if (host == "localhost") host = "127.0.0.1";
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1 ||
+        (ntohl(address.sin_addr.s_addr) >> 24) != 127) {
+        throw std::runtime_error(
+            "--listen takes a loopback address (127.0.0.1:PORT): DAP has no "
+            "authentication; reach it from elsewhere through SSH");
+    }
+    int port = -1;
+    try {
+        port = std::stoi(listen.substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+    if (port < 0 || port > 65535) throw std::runtime_error("--listen: bad port");
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(fd, 4) != 0) {
+        throw std::runtime_error("cannot listen on " + listen + ": " + std::strerror(errno));
+    }
+    socklen_t size = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+    std::fprintf(stderr, "dpdb dap: listening on %s:%d\n", host.c_str(), ntohs(address.sin_port));
+    std::fflush(stderr);
+    return fd;
+}
+
+}  // namespace
+
+int dap_command(const std::string& hub, const std::string& listen) {
+    if (listen.empty()) {
+        serve(STDIN_FILENO, STDOUT_FILENO, hub);
+        return 0;
+    }
+    const int server = listen_on(listen);
+    for (;;) {
+        const int ide = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+        if (ide < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            throw std::runtime_error(std::string("accept: ") + std::strerror(errno));
+        }
+        // Whoever reaches the port could run code in every process of the job: only this user.
+        const auto uid = peer_uid(ide);
+        if (uid != static_cast<long long>(::geteuid())) {
+            std::fprintf(stderr, "dpdb dap: refused a connection of %s\n",
+                         uid < 0 ? "an unknown user" : ("uid " + std::to_string(uid)).c_str());
+            ::close(ide);
+            continue;
+        }
+        // A response and the event after it are two small writes: with Nagle's algorithm the
+        // event would wait for the IDE's delayed ACK of the response (40 ms a step).
+        const int on = 1;
+        ::setsockopt(ide, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        serve(ide, ide, hub);
+        ::close(ide);
+    }
+}
+
+}  // namespace dpdb::cli

@@ -1,0 +1,314 @@
+"""`dpdb dap`: the Debug Adapter Protocol over a real multi-process job, driven by Microsoft's own
+DAP test client (tests/dap/drive.js, `DebugClient` of @vscode/debugadapter-testsupport from npm)
+and, for what that client cannot send (bytes that are no message), by raw frames from here."""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DPDB, PROMPT, TIMEOUT, line_of, program, stop, wait_until
+
+PROGRAM = program("dap_job.py")
+SINGLE = program("dap_single.py")
+DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
+NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
+NODE = shutil.which("node")
+
+
+def needs_node():
+    if NODE is None:
+        pytest.skip("no node: Microsoft's DAP test client runs on node")
+    assert os.path.isdir(NODE_MODULES), "run `npm ci --prefix tests/dap` (dev/test does)"
+
+
+class Job:
+    """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
+
+    def __init__(self, dpdb, start=True, script=PROGRAM):
+        self.script = script
+        self.dpdb = dpdb
+        self.socket = os.path.join(dpdb.root, "hub.sock")
+        self.env = {"DPDB_HUB": "unix:" + self.socket}
+        self.hub = dpdb.spawn("dpdb", "hub", "--socket", self.socket)
+        self.hub.expect("dpdb hub listening")
+        self.beat = os.path.join(dpdb.root, "beat")
+        self.output = open(os.path.join(dpdb.root, "run.out"), "w+")
+        self.run = None
+        if start:
+            self.start()
+
+    def start(self, wait=True):
+        dpdb = self.dpdb
+        self.run = subprocess.Popen([DPDB, "run", self.script, self.beat],
+                                    env=dict(dpdb.env, **self.env), cwd=dpdb.root,
+                                    stdin=subprocess.DEVNULL, stdout=self.output,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        if wait:
+            wait_until(lambda: self.beats() >= 0, "the grandchild's first beat")
+
+    def beats(self):
+        """How many calls of work() the grandchild made, or -1 while it rewrites the file."""
+        try:
+            with open(self.beat) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return -1
+
+    def close(self):
+        if self.run is not None:
+            stop(self.run)
+        self.output.close()
+
+
+@pytest.fixture
+def job(dpdb):
+    job = Job(dpdb)
+    yield job
+    job.close()
+
+
+def driver_env(job, **extra):
+    return dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
+                LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
+                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
+
+
+def drive(job, **extra):
+    done = subprocess.run([NODE, DRIVER], env=driver_env(job, **extra), capture_output=True,
+                          text=True, timeout=180, cwd=job.dpdb.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def leaves_the_job_running(dpdb, job, seen):
+    """After the IDE's disconnect the grandchild stays paused, unattached, for a terminal, and
+    no breakpoint of the IDE's is left."""
+    listing = dpdb.wait_ls(lambda listing: any(
+        s["pid"] == seen["pid"] and not s["attached"] for s in listing["sessions"]), env=job.env)
+    (session,) = [s for s in listing["sessions"] if s["pid"] == seen["pid"]]
+    listed = dpdb.run("dpdb", "break", "--list", env=job.env)
+    assert "dap_job.py" not in listed.stdout, listed.stdout
+    terminal = dpdb.spawn("dpdb", "attach", str(session["sid"]), env=job.env)
+    terminal.expect(PROMPT)
+    # It stands still while paused (-1: paused by the pause button between truncating the file
+    # and writing it).
+    paused_at = max(job.beats(), 0)
+    terminal.sendline("c")
+    terminal.expect("session %d continued" % session["sid"])
+    try:
+        wait_until(lambda: job.beats() > paused_at + 2, "the grandchild running on after the IDE")
+    except AssertionError:
+        raise AssertionError("the grandchild did not run on; sessions: %s; breakpoints: %s" % (
+            dpdb.ls(env=job.env)["sessions"], dpdb.run("dpdb", "break", "--list",
+                                                       env=job.env).stdout))
+
+
+def test_debug_client_over_stdio_stops_a_grandchild_and_steps(dpdb, job):
+    needs_node()
+    seen = drive(job)
+    assert seen["n"] >= 3
+    leaves_the_job_running(dpdb, job, seen)
+
+
+def test_debug_client_over_a_tcp_port(dpdb, job):
+    needs_node()
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+                              env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        line = server.stderr.readline()
+        port = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        assert port, line
+        seen = drive(job, PORT=port.group(1))
+        leaves_the_job_running(dpdb, job, seen)
+    finally:
+        stop(server)
+
+
+def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
+    needs_node()
+    job = Job(dpdb, start=False)
+    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO="late"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=dpdb.root, start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        job.start(wait=False)  # the grandchild stops at its first call, before its first beat
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err
+        seen = json.loads(out.strip().splitlines()[-1])
+        leaves_the_job_running(dpdb, job, seen)
+    finally:
+        stop(driver)
+        job.close()
+
+
+def test_an_ide_that_dies_leaves_the_job_running(dpdb, job):
+    needs_node()
+    done = subprocess.run([NODE, DRIVER], env=driver_env(job, SCENARIO="dies"),
+                          capture_output=True, text=True, timeout=180, cwd=dpdb.root)
+    assert done.returncode == -9, done.stdout + done.stderr  # it killed itself, as planned
+    leaves_the_job_running(dpdb, job, json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_terminal_and_the_ide_share_a_session(dpdb, job):
+    needs_node()
+    added = dpdb.run("dpdb", "break", "%s:%d" % (PROGRAM, line_of(PROGRAM, "dap: first line")),
+                     env=job.env)
+    assert added.returncode == 0, added.stderr
+    listing = dpdb.wait_ls(lambda listing: listing["sessions"], env=job.env)
+    dpdb.run("dpdb", "break", "--clear", env=job.env)
+    terminal = dpdb.spawn("dpdb", "attach", str(listing["sessions"][0]["sid"]), env=job.env)
+    terminal.expect(PROMPT)
+    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO="shared"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=dpdb.root, start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        terminal.sendline("detach")
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err
+        leaves_the_job_running(dpdb, job, json.loads(out.strip().splitlines()[-1]))
+    finally:
+        stop(driver)
+
+
+def listening(port):
+    """Whether a socket listens on 127.0.0.1:port (the kernel's table: connecting would take the
+    one IDE connection a DAP server serves)."""
+    with open("/proc/net/tcp") as table:
+        return any(fields[1] == "0100007F:%04X" % port and fields[3] == "0A"
+                   for fields in (line.split() for line in table))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def compare(dpdb, adapter, port, single_env):
+    done = subprocess.run(
+        [NODE, os.path.join(os.path.dirname(DRIVER), "compare.js")], capture_output=True,
+        text=True, timeout=180, cwd=dpdb.root,
+        env=dict(dpdb.env, ADAPTER=adapter, PORT=str(port), PROGRAM=SINGLE,
+                 LINE_WORK=str(line_of(SINGLE, "dap: first line of work")), **single_env))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_same_flow_against_debugpy(dpdb):
+    """What an IDE does, step for step the same against debugpy 1.8 and `dpdb dap`, on one
+    single-process program (bench/dap.py times the two)."""
+    needs_node()
+    debugpy = pytest.importorskip("debugpy")  # dev/test installs it in every venv
+    assert debugpy.__version__.startswith("1.8"), debugpy.__version__
+    port = free_port()
+    env = {k: v for k, v in dpdb.env.items() if k != "PYTHONBREAKPOINT"}
+    reference = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
+                                  SINGLE], env=env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+    try:
+        wait_until(lambda: listening(port), "debugpy listening")
+        compare(dpdb, "debugpy", port, {})
+    finally:
+        stop(reference)
+    job = Job(dpdb, start=False, script=SINGLE)
+    job.start(wait=False)
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+                              env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        port = int(re.search(r":(\d+)$", server.stderr.readline().strip()).group(1))
+        compare(dpdb, "dpdb", port, job.env)
+    finally:
+        stop(server)
+        job.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root, to connect as another user, and /usr/bin/python3")
+def test_the_tcp_port_serves_only_its_own_user(dpdb):
+    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"], env=dpdb.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        port = int(re.search(r":(\d+)$", server.stderr.readline().strip()).group(1))
+        initialize = frame({"seq": 1, "type": "request", "command": "initialize",
+                            "arguments": {"adapterID": "python"}})
+        stranger = (
+            "import socket, sys\n"
+            "s = socket.create_connection(('127.0.0.1', %d))\n"
+            "s.sendall(sys.stdin.buffer.read())\n"
+            "try:\n"
+            "    sys.stdout.buffer.write(s.recv(65536))\n"
+            "except ConnectionResetError:\n"
+            "    pass\n" % port)
+        # The system's interpreter: another user may not be able to run the test's (under /root).
+        refused = subprocess.run(["/usr/bin/python3", "-c", stranger], input=initialize,
+                                 capture_output=True, timeout=TIMEOUT,
+                                 preexec_fn=lambda: os.setuid(65534))
+        assert refused.returncode == 0 and refused.stdout == b"", refused
+        assert "refused a connection of uid 65534" in server.stderr.readline()
+        with socket.create_connection(("127.0.0.1", port)) as own:
+            own.sendall(initialize)
+            assert read_message(own.makefile("rb"))["success"] is True
+    finally:
+        stop(server)
+
+
+def frame(message):
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def read_message(stream):
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        byte = stream.read(1)
+        assert byte, "dpdb dap closed its output; read so far: %r" % header
+        header += byte
+    length = int(re.search(rb"Content-Length: (\d+)", header).group(1))
+    return json.loads(stream.read(length))
+
+
+def test_malformed_input_gets_error_responses_and_the_adapter_lives_on(dpdb):
+    adapter = subprocess.Popen([DPDB, "dap"], env=dpdb.env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        sent = [
+            (b"Content-Length: 7\r\n\r\n{nope!}", "malformed message: not JSON"),
+            (b"Content-Type: text\r\n\r\n", "without Content-Length"),
+            (b"Content-Length: x1\r\n\r\n", "not a number"),
+            (frame([1, 2]), "not an object"),
+            (frame({"seq": 4, "type": "request"}), "a request needs"),
+            (frame({"seq": 5, "type": "request", "command": "fly"}), 'unknown request "fly"'),
+            (frame({"seq": 6, "type": "request", "command": "stackTrace",
+                    "arguments": {"threadId": "one"}}), "before attach"),
+        ]
+        for data, expected in sent:
+            adapter.stdin.write(data)
+            adapter.stdin.flush()
+            answer = read_message(adapter.stdout)
+            assert answer["type"] == "response" and answer["success"] is False, answer
+            assert expected in answer["message"], answer
+        adapter.stdin.write(frame({"seq": 7, "type": "request", "command": "initialize",
+                                   "arguments": {"adapterID": "python"}}))
+        adapter.stdin.flush()
+        answer = read_message(adapter.stdout)
+        assert answer["success"] is True and answer["request_seq"] == 7, answer
+        adapter.stdin.close()  # the IDE goes away: the adapter ends, quietly
+        assert adapter.wait(timeout=TIMEOUT) == 0
+    finally:
+        if adapter.poll() is None:
+            adapter.kill()
+            adapter.wait()
