@@ -149,7 +149,8 @@ def test_help_lists_what_pdb_lists(dpdb):
     documented = "Documented commands (type help <topic>):"
     misc = "Miscellaneous help topics:"
     assert {"p", "pp", "interact", "commands", "retval", "until"} <= expected[documented]
-    assert actual[documented] == expected[documented]
+    # dpdb's own pdb command (a logpoint typed at the prompt) is documented beside pdb's.
+    assert actual[documented] == expected[documented] | {"logpoint"}
     # The client's own commands have help topics too.
     assert actual[misc] == expected[misc] | {"detach", "sessions", "switch"}
     assert set(actual) == set(expected)
