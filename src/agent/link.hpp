@@ -15,8 +15,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "common/address.hpp"
 #include "wire/channel.hpp"

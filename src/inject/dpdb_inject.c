@@ -90,8 +90,9 @@ static void* start_agent(void* unused) {
     get_version_fn get_version = (get_version_fn)dlsym(RTLD_DEFAULT, "Py_GetVersion");
     if (!is_initialized || !gil_ensure || !gil_release || !g_run_string || !sys_get_object ||
         !dict_get_item_string || !add_pending_call || !get_version) {
-        write_reply("{\"error\": \"the process exports no CPython API (not CPython, or an "
-                    "interpreter built without exported symbols)\"}");
+        write_reply(
+            "{\"error\": \"the process exports no CPython API (not CPython, or an "
+            "interpreter built without exported symbols)\"}");
         return NULL;
     }
     /* A process attached during its start-up: wait until the interpreter exists. */
