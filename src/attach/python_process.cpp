@@ -11,6 +11,7 @@
 
 #include "attach/injector.hpp"
 #include "attach/symbols.hpp"
+#include "common/read_file.hpp"
 
 namespace dpdb::attach {
 namespace {
@@ -24,8 +25,7 @@ std::string version_in(const std::string& name) {
 
 // State and parent from /proc/PID/stat: {0, 0} if it cannot be read.
 std::pair<char, pid_t> state_of(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = read_whole_file("/proc/" + std::to_string(pid) + "/stat");
     // pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
     const auto end = text.rfind(')');
     if (end == std::string::npos) return {0, 0};

@@ -8,12 +8,13 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/read_file.hpp"
+
 namespace dpdb::attach {
 namespace {
 
 std::string read_whole(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return read_whole_file(path);
 }
 
 template <typename T>

@@ -22,6 +22,7 @@
 #include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
 #include "cli/site_customize.hpp"
+#include "common/read_file.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/auth.hpp"
 
@@ -130,10 +131,7 @@ struct RequestFolder {
         return ::rename((path + "/request.json").c_str(), (path + "/cancelled.json").c_str()) == 0;
     }
 
-    std::string reply() const {
-        std::ifstream in(path + "/reply.json");
-        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    }
+    std::string reply() const { return read_whole_file(path + "/reply.json"); }
 };
 
 // The folder children of a --tree attach import dpdb from.

@@ -9,13 +9,13 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/read_file.hpp"
+
 namespace dpdb::hub {
 namespace {
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return "";
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return read_whole_file(path);
 }
 
 std::string read_link(const std::string& path) {

@@ -58,7 +58,7 @@ def test_a_pending_breakpoint_stops_the_first_line_run_after_its_import(dpdb):
 def test_an_ambiguous_spec_is_reported_with_its_candidates(dpdb):
     go = os.path.join(dpdb.root, "go")
     run = dpdb.spawn("dpdb", "run", trust("ambiguous.py"), go, cwd=TRUST)
-    running(dpdb)
+    run.expect("imported, waiting")  # listed is not enough: its imports may still be running
     work = line_of(trust("jobs/a/work.py"), "work breakpoint here")
     ambiguous = break_at(dpdb, "work.py:%d" % work)
     candidates = "%s, %s" % (trust("jobs/a/work.py"), trust("jobs/b/work.py"))
