@@ -66,4 +66,13 @@ std::string printable(std::string_view text, std::size_t bound) {
     return out;
 }
 
+std::string cut_text(std::string text, std::size_t bound) {
+    if (text.size() <= bound) return text;
+    // Back up to the start of the character that crosses the bound.
+    std::size_t end = bound;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text.resize(end);
+    return text + "…";
+}
+
 }  // namespace dpdb

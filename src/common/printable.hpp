@@ -14,4 +14,8 @@ namespace dpdb {
 // that applying it twice (to a piece, then to the line holding it) changes nothing more.
 std::string printable(std::string_view text, std::size_t bound = 200);
 
+// `text` cut to at most `bound` bytes, never inside a UTF-8 sequence, with "…" added when it was
+// cut: for text already valid (a JSON string) that a record or a summary keeps bounded.
+std::string cut_text(std::string text, std::size_t bound);
+
 }  // namespace dpdb

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/printable.hpp"
 #include "hub/pages.hpp"
 
 namespace dpdb::hub {
@@ -10,15 +11,6 @@ namespace {
 // A message longer than this is cut: the store keeps 100,000 of them.
 constexpr std::size_t kMaxTextBytes = 4096;
 constexpr std::size_t kMaxThreadBytes = 200;
-
-std::string cut(std::string text, std::size_t bound) {
-    if (text.size() <= bound) return text;
-    // Not inside a UTF-8 sequence: back up to the start of the character that crosses the bound.
-    std::size_t end = bound;
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text.resize(end);
-    return text + "…";
-}
 
 }  // namespace
 
@@ -31,7 +23,7 @@ wire::Json stamp_log_lines(const wire::Json& lines, const wire::Json& process) {
         }
         wire::Json entry = {
             {"time", line["time"].get<double>()},
-            {"text", cut(line["text"].get<std::string>(), kMaxTextBytes)},
+            {"text", cut_text(line["text"].get<std::string>(), kMaxTextBytes)},
             {"pid", process.value("pid", wire::Json())},
             {"host", process.value("host", wire::Json())},
             {"tags", process.value("tags", wire::Json::object())},
@@ -41,7 +33,7 @@ wire::Json stamp_log_lines(const wire::Json& lines, const wire::Json& process) {
         if (name.is_string() && !name.get<std::string>().empty()) entry["process_name"] = name;
         const auto thread = line.value("thread", wire::Json());
         entry["thread"] =
-            thread.is_string() ? cut(thread.get<std::string>(), kMaxThreadBytes) : "?";
+            thread.is_string() ? cut_text(thread.get<std::string>(), kMaxThreadBytes) : "?";
         for (const char* number : {"tid", "bp", "dropped"}) {
             const auto value = line.value(number, wire::Json());
             if (value.is_number_integer()) entry[number] = value;

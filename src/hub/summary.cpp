@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/printable.hpp"
 #include "hub/pages.hpp"
 
 namespace dpdb::hub {
@@ -19,19 +20,11 @@ constexpr std::size_t kSummaryItemBytes = 16 * 1024;
 // Tag values and names as the summary repeats them.
 constexpr std::size_t kValueChars = 200;
 
-std::string cut(std::string text, std::size_t max_chars) {
-    if (text.size() <= max_chars) return text;
-    std::size_t end = max_chars;
-    // Not inside a UTF-8 sequence.
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-    text.resize(end);
-    return text + "…";
-}
-
 std::string value_text(const wire::Json& value) {
-    return cut(value.is_string() ? value.get<std::string>()
-                                 : value.dump(-1, ' ', false, wire::Json::error_handler_t::replace),
-               kValueChars);
+    return cut_text(value.is_string()
+                        ? value.get<std::string>()
+                        : value.dump(-1, ' ', false, wire::Json::error_handler_t::replace),
+                    kValueChars);
 }
 
 std::string string_field(const wire::Json& info, const char* key) {
@@ -212,8 +205,8 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
                 g.tag_key = tag_key;
                 for (std::size_t i = 0; i < process.tags.size(); ++i) {
                     if (groups_by[i]) {
-                        g.tags[cut(process.tags[i].first, kValueChars)] =
-                            cut(process.tags[i].second, kValueChars);
+                        g.tags[cut_text(process.tags[i].first, kValueChars)] =
+                            cut_text(process.tags[i].second, kValueChars);
                     }
                 }
             }
@@ -223,7 +216,7 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
                 const auto& [name, value] = process.tags[i];
                 auto it = g.spans.find(name);
                 if (it == g.spans.end()) {
-                    it = g.spans.emplace(cut(name, kValueChars), SpanBuilder()).first;
+                    it = g.spans.emplace(cut_text(name, kValueChars), SpanBuilder()).first;
                 }
                 it->second.add(value);
             }
@@ -261,7 +254,7 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
         std::string host = g->host;
         std::size_t hosts = 1;
         if (!by_host) std::tie(hosts, host) = g->hosts.finish(limits.span_chars);
-        group_rows.push_back({{"host", cut(host, kValueChars)},
+        group_rows.push_back({{"host", cut_text(host, kValueChars)},
                               {"hosts", hosts},
                               {"state", kStateNames[g->state]},
                               {"tags", std::move(g->tags)},
