@@ -9,7 +9,7 @@ set(CMAKE_PREFIX_PATH "$ENV{DPDB_WHEEL_DEPS}")
 # libraries are the ones the wheels must not need.
 set(CMAKE_IGNORE_PREFIX_PATH /usr /usr/local)
 set(OPENSSL_USE_STATIC_LIBS ON)
-# The static libraries' symbols stay inside each extension module: a process that also loads the
-# system's OpenSSL (Python's ssl module does) keeps both apart.
-set(CMAKE_SHARED_LINKER_FLAGS_INIT "-Wl,--exclude-libs,ALL")
-set(CMAKE_MODULE_LINKER_FLAGS_INIT "-Wl,--exclude-libs,ALL")
+# An extension module exports its PyInit_ alone: the static libraries inside it stay its own, and
+# a process that also loads the system's OpenSSL (Python's ssl module does) keeps both apart.
+# (zig's linker takes no --exclude-libs.)
+set(CMAKE_MODULE_LINKER_FLAGS_INIT "-Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/python-module.map")
