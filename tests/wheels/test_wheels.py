@@ -102,7 +102,7 @@ def test_each_wheel_runs_where_the_libraries_are_hidden(python, hide, tmp_path):
                     [str(bin_dir / "python"), "-m", "dpdb", "--version"]):
         done = hidden(*command)
         assert done.returncode == 0, done.stderr
-        assert re.match(r"dpdb \d+\.\d+\.\d+\nPython \S+ \(%s\), engine " % re.escape(
+        assert re.match(r"dpdb \d+\.\d+\.\d+\nPython \S+ \(%s3?\), engine " % re.escape(
             str(bin_dir / "python")), done.stdout), done.stdout
         assert ", engine none" not in done.stdout and ", engine unusable" not in done.stdout
     done = hidden(str(bin_dir / "python"), "-c", "import dpdb._agent, dpdb._engine_native")
