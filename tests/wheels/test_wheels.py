@@ -5,6 +5,7 @@ ncurses (libtinfo) and libbsd cannot be loaded: a mount namespace puts an empty 
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -48,6 +49,10 @@ def hidden_files():
     return sorted(files)
 
 
+NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                                reason="hides libraries in a mount namespace: needs root and unshare")
+
+
 @pytest.fixture(scope="module")
 def hide(tmp_path_factory):
     """The command line prefix that runs a command where HIDDEN's libraries cannot be loaded."""
@@ -87,6 +92,7 @@ def test_auditwheel_finds_the_tag_and_no_library_outside_the_policy(python):
     assert "external shared libraries are required" not in text, text
 
 
+@NEEDS_ROOT
 @pytest.mark.parametrize("python", interpreters())
 def test_each_wheel_runs_where_the_libraries_are_hidden(python, hide, tmp_path):
     bin_dir = install(python, wheel_for(python), tmp_path / "venv")
@@ -114,6 +120,7 @@ def full_run_interpreter():
     return next((p for p in found if p.endswith("python3.12")), found[-1])
 
 
+@NEEDS_ROOT
 def test_a_multiprocess_program_under_the_installed_wheel(hide, tmp_path):
     bin_dir = install(full_run_interpreter(), wheel_for(full_run_interpreter()), tmp_path / "venv")
     env = environment(bin_dir, tmp_path)
