@@ -81,6 +81,8 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
                 return complete(text, line, begidx, endidx);
             },
             history_file());
+    }
+    if (interactive_ || options_.program_terminal != nullptr) {
         struct sigaction action {};
         action.sa_handler = on_sigwinch;
         sigaction(SIGWINCH, &action, nullptr);
@@ -128,15 +130,71 @@ Console::~Console() = default;
 
 void Console::say(const std::string& text) {
     const std::string line = "[dpdb] " + text + "\n";
-    if (editor_) {
-        // The label counts the waiting sessions, which may just have changed.
-        if (editor_->editing() && attached_ != 0)
-            editor_->set_prompt(prompt_label() + last_prompt_);
+    // The label counts the waiting sessions, which may just have changed.
+    if (editing() && attached_ != 0) editor_->set_prompt(prompt_label() + last_prompt_);
+    if (options_.program_terminal == nullptr) {
         // A line given up (its session ended) is not drawn again under the news.
-        editor_->print_above(line, !abandon_line_);
+        show(line, !abandon_line_);
+        return;
+    }
+    lines_.add_notice(line);
+    show(lines_.take(editing(), std::chrono::steady_clock::now()), !abandon_line_);
+}
+
+void Console::show(const std::string& text, bool redraw) {
+    if (text.empty()) return;
+    if (editor_) {
+        editor_->print_above(text, redraw);
     } else {
-        std::fputs(line.c_str(), stdout);
+        std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
+    }
+}
+
+void Console::relay_program_output() {
+    const auto now = std::chrono::steady_clock::now();
+    lines_.program_wrote(options_.program_terminal->read_available(), now);
+    show(lines_.take(editing(), now), !abandon_line_);
+}
+
+void Console::show_due_lines() {
+    if (lines_.has_pending()) {
+        show(lines_.take(editing(), std::chrono::steady_clock::now()), !abandon_line_);
+    }
+}
+
+std::optional<wire::Message> Console::receive(int timeout_ms) {
+    ProgramTerminal* program = options_.program_terminal;
+    if (program == nullptr || program->fd() < 0) return channel_.receive(timeout_ms);
+    // What the channel holds already (a TLS record read with an earlier one) comes first.
+    if (auto message = channel_.receive(0)) return message;
+    pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {program->fd(), POLLIN, 0}};
+    if (::poll(fds, 2, timeout_ms) > 0 && fds[1].revents != 0) relay_program_output();
+    show_due_lines();
+    return channel_.receive(0);
+}
+
+void Console::relay_until_program_ends() {
+    ProgramTerminal* program = options_.program_terminal;
+    if (program == nullptr) return;
+    while (program->fd() >= 0 && options_.program_running()) {
+        pollfd fd = {program->fd(), POLLIN, 0};
+        if (::poll(&fd, 1, kTickMs) > 0) relay_program_output();
+        show_due_lines();
+    }
+    // What the program wrote last; a child it left running may write on, to a terminal gone.
+    if (program->fd() >= 0) relay_program_output();
+    show(lines_.take(false, std::chrono::steady_clock::now() + TerminalLines::kOpenLineWait));
+}
+
+void Console::follow_terminal_size() {
+    if (!g_terminal_resized.exchange(false)) return;
+    if (options_.program_terminal != nullptr) options_.program_terminal->copy_window_size();
+    if (!editor_) return;
+    editor_->resize();
+    // pdb fills the width it was told at attach (pp): attaching again tells the new one.
+    if (attached_ != 0) {
+        channel_.send(wire::make("attach", {{"sid", attached_}, {"cols", terminal_columns()}}));
     }
 }
 
@@ -189,6 +247,7 @@ int Console::run() {
             abandon_line_ = false;
             drop_typed_for_ended_session();
             std::optional<std::string> line;
+            show(lines_.close_open_line());
             if (editor_) {
                 line = editor_->read_line(prompt);
             } else {
@@ -290,9 +349,10 @@ void Console::flush_announcements() {
 
 bool Console::pump(int timeout_ms) {
     check_interrupt();
+    follow_terminal_size();
     flush_due_announcements();
     try {
-        auto message = channel_.receive(timeout_ms);
+        auto message = receive(timeout_ms);
         while (message) {
             handle(*message);
             // Done (the session ended): what follows is not ours to read, and a hub that goes
@@ -313,21 +373,19 @@ bool Console::pump(int timeout_ms) {
 std::optional<unsigned char> Console::next_byte() {
     for (;;) {
         if (abandon_line_ || done_) return std::nullopt;
-        if (g_terminal_resized.exchange(false) && editor_) {
-            editor_->resize();
-            // pdb fills the width it was told at attach (pp): attaching again tells the new one.
-            if (attached_ != 0) {
-                channel_.send(
-                    wire::make("attach", {{"sid", attached_}, {"cols", terminal_columns()}}));
-            }
-        }
+        follow_terminal_size();
         if (stdin_closed_) {
             if (!pump(kTickMs)) return std::nullopt;
             continue;
         }
-        pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}};
-        const int ready = ::poll(fds, 2, kTickMs);
+        // poll() passes over a negative fd: without a program terminal, only the first two count.
+        const int program = options_.program_terminal ? options_.program_terminal->fd() : -1;
+        pollfd fds[3] = {
+            {STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}, {program, POLLIN, 0}};
+        const int ready = ::poll(fds, 3, kTickMs);
         flush_due_announcements();
+        if (fds[2].revents != 0) relay_program_output();
+        show_due_lines();
         if (ready < 0) {  // EINTR: SIGWINCH or SIGINT
             check_interrupt();
             continue;
@@ -364,13 +422,11 @@ void Console::handle(const wire::Message& message) {
         if (!again) say(header);
     } else if (type == "output") {
         if (message.num("sid") != attached_) return;
+        // The attached session speaks now, on a line of its own (the program's open line, if any,
+        // goes on below it, as it would after a prompt).
         const auto text = message.str("text");
-        if (editor_) {
-            editor_->print_above(text);
-        } else {
-            std::fwrite(text.data(), 1, text.size(), stdout);
-            std::fflush(stdout);
-        }
+        show(lines_.close_open_line() + text);
+        lines_.shown_elsewhere(text);
     } else if (type == "prompt") {
         if (message.num("sid") == attached_) {
             line_sent_ = false;
@@ -397,7 +453,9 @@ void Console::handle(const wire::Message& message) {
                 (options_.follow == Follow::Run ? "Ctrl-C here or " + elsewhere + " elsewhere"
                                                 : elsewhere) +
                 " to come back)");
-        } else {
+        } else if (reason != "continued" || options_.follow != Follow::Run) {
+            // Under dpdb run the program's going on shows itself, as under pdb; the next
+            // session attached says so.
             say("session " + std::to_string(sid) + " " + reason);
         }
         if (switch_to_ != 0) {
