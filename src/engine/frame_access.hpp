@@ -63,4 +63,98 @@ inline char& frame_trace_opcodes(PyFrameObject* f) {
 }
 #endif
 
+#if PY_VERSION_HEX < 0x030C0000
+// The 3.9-3.11 backend's view of the frame the evaluator runs: its code, its position in code
+// units, and the value stack a trace function sees.
+#if PY_VERSION_HEX >= 0x030B0000
+// 3.11's private _PyInterpreterFrame, up to its locals and stack.
+struct InterpreterFrame {
+    PyObject* f_func;
+    PyObject* f_globals;
+    PyObject* f_builtins;
+    PyObject* f_locals;
+    PyCodeObject* f_code;
+    PyFrameObject* frame_obj;
+    InterpreterFrame* previous;
+    _Py_CODEUNIT* prev_instr;
+    int stacktop;
+    bool is_entry;
+    char owner;
+    PyObject* localsplus[1];
+};
+using EvalFrame = struct _PyInterpreterFrame*;
+inline InterpreterFrame* iframe(EvalFrame f) {
+    return reinterpret_cast<InterpreterFrame*>(f);
+}
+inline InterpreterFrame* iframe(PyFrameObject* f) {
+    return static_cast<InterpreterFrame*>(head(f)->f_frame);
+}
+inline PyObject* eval_code(EvalFrame f) {
+    return reinterpret_cast<PyObject*>(iframe(f)->f_code);
+}
+inline PyFrameObject* eval_frame_object(EvalFrame f) {
+    return iframe(f)->frame_obj;
+}
+template <typename F>
+inline int lasti_units(F f) {
+    InterpreterFrame* i = iframe(f);
+    return static_cast<int>(i->prev_instr - _PyCode_CODE(i->f_code));
+}
+inline void set_lasti_units(PyFrameObject* f, int unit) {
+    InterpreterFrame* i = iframe(f);
+    i->prev_instr = _PyCode_CODE(i->f_code) + unit;
+}
+inline void set_code(EvalFrame f, PyObject* code) {
+    InterpreterFrame* i = iframe(f);
+    auto* to = reinterpret_cast<PyCodeObject*>(code);
+    i->prev_instr = _PyCode_CODE(to) + (i->prev_instr - _PyCode_CODE(i->f_code));
+    Py_INCREF(to);
+    Py_SETREF(i->f_code, to);
+}
+// The value on top of the frame's stack, as a trace function sees it.
+inline PyObject** stack_top(PyFrameObject* f) {
+    InterpreterFrame* i = iframe(f);
+    return i->stacktop > i->f_code->co_nlocalsplus ? &i->localsplus[i->stacktop - 1] : nullptr;
+}
+inline void drop_stack_top(PyFrameObject* f) {
+    --iframe(f)->stacktop;
+}
+#else
+using EvalFrame = PyFrameObject*;
+inline PyObject* eval_code(EvalFrame f) {
+    return reinterpret_cast<PyObject*>(f->f_code);
+}
+inline PyFrameObject* eval_frame_object(EvalFrame f) {
+    return f;
+}
+// f_lasti counts bytes on 3.9 and code units on 3.10.
+constexpr int kLastiScale = PY_VERSION_HEX < 0x030A0000 ? 2 : 1;
+inline int lasti_units(PyFrameObject* f) {
+    return f->f_lasti < 0 ? -1 : f->f_lasti / kLastiScale;
+}
+inline void set_lasti_units(PyFrameObject* f, int unit) {
+    f->f_lasti = unit * kLastiScale;
+}
+inline void set_code(EvalFrame f, PyObject* code) {
+    Py_INCREF(code);
+    Py_SETREF(f->f_code, reinterpret_cast<PyCodeObject*>(code));
+}
+#if PY_VERSION_HEX < 0x030A0000
+inline PyObject** stack_top(PyFrameObject* f) {
+    return f->f_stacktop && f->f_stacktop > f->f_valuestack ? f->f_stacktop - 1 : nullptr;
+}
+inline void drop_stack_top(PyFrameObject* f) {
+    --f->f_stacktop;
+}
+#else
+inline PyObject** stack_top(PyFrameObject* f) {
+    return f->f_stackdepth > 0 ? &f->f_valuestack[f->f_stackdepth - 1] : nullptr;
+}
+inline void drop_stack_top(PyFrameObject* f) {
+    --f->f_stackdepth;
+}
+#endif
+#endif
+#endif
+
 }  // namespace dpdb::engine
