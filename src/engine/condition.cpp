@@ -261,20 +261,25 @@ PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObje
     return value;
 }
 
-// Whether the engine can evaluate `cond` in this frame as bdb would (checked before anything is
-// evaluated or counted, so that a line is either the engine's or bdb's).
-bool evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
-    if (!PyUnicode_Check(cond)) return false;
-    PyObject* compiled = compiled_condition(cond);
-    if (!compiled || compiled == Py_None) return false;
-    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return view.frame;
-    return slots_for(code, info, compiled).usable;
+// The code of `cond` (known already, or null) if the engine can evaluate it in this frame as bdb
+// would (checked before anything is evaluated or counted, so that a line is either the engine's
+// or bdb's), else null.
+PyObject* evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
+                    PyObject* compiled) {
+    if (!compiled) {
+        if (!PyUnicode_Check(cond)) return nullptr;
+        compiled = compiled_condition(cond);
+        if (!compiled || compiled == Py_None) return nullptr;
+    }
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
+        return view.frame ? compiled : nullptr;
+    return slots_for(code, info, compiled).usable ? compiled : nullptr;
 }
 
-// The truth of an evaluable `cond` in the frame: 1, 0, or -1 when it raised (bdb's bare except).
-int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
-    PyObject* compiled = compiled_condition(cond);
-    if (!compiled || compiled == Py_None) return -1;
+// The truth of an evaluable condition (`compiled` its code) in the frame: 1, 0, or -1 when it
+// raised (bdb's bare except).
+int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
+             PyObject* compiled) {
 #if PY_VERSION_HEX < 0x030C0000
     // As inside bdb's trace function: what the condition calls is not traced (the patched code's
     // check runs outside any trace function; 3.12's callbacks run with tracing already counted).
@@ -291,31 +296,62 @@ int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* co
     return truth;
 }
 
-// bdb.Breakpoint.bplist[file of code, line]: a list, borrowed (kept by the code's cache for
-// this generation of breakpoints: a key that comes or goes starts a new one), or null.
-PyObject* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
+// The line's bdb.Breakpoint.bplist[file of code, line] (kept by the code's cache for this
+// generation of breakpoints: a key that comes or goes starts a new one), or null.
+ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     ConditionCache& cache = *info->conditions;
     if (cache.generation != state().generation) {
-        for (auto& [at, list] : cache.lines) Py_DECREF(list);
         cache.lines.clear();
+        ++cache.epoch;
         cache.generation = state().generation;
     }
-    for (auto& [at, list] : cache.lines)
-        if (at == line) return list;
+    for (ConditionLine& at : cache.lines)
+        if (at.line == line) return &at;
     PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
     if (!file) return nullptr;
     PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
     PyObject* key = bplist ? Py_BuildValue("(Oi)", file, line) : nullptr;
     PyObject* found = key && PyDict_Check(bplist) ? PyDict_GetItemWithError(bplist, key) : nullptr;
+    ConditionLine* at = nullptr;
     if (found && PyList_Check(found)) {
         Py_INCREF(found);
-        cache.lines.emplace_back(line, found);
-    } else {
-        found = nullptr;
+        at = &cache.lines.emplace_back(line, found);
     }
     Py_XDECREF(key);
     Py_XDECREF(bplist);
-    return found;
+    return at;
+}
+
+#if PY_VERSION_HEX < 0x030D0000
+constexpr bool kSnapshots = true;
+// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there).
+// 3.13 leaves it alone where an instance's attributes live in its inline values, with or without
+// a dict object: there every hit reads the breakpoint anew.
+std::uint64_t dict_version(PyObject* dict) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return reinterpret_cast<PyDictObject*>(dict)->ma_version_tag;
+#pragma GCC diagnostic pop
+}
+#else
+constexpr bool kSnapshots = false;
+std::uint64_t dict_version(PyObject*) {
+    return 0;
+}
+#endif
+
+// Py_NewRef and Py_XNewRef, which 3.9 lacks.
+PyObject* new_ref(PyObject* o) {
+    Py_INCREF(o);
+    return o;
+}
+PyObject* xnew_ref(PyObject* o) {
+    Py_XINCREF(o);
+    return o;
+}
+
+bool current(const BreakpointSnapshot* snap, PyObject* bp) {
+    return snap && snap->valid && snap->bp == bp && dict_version(snap->dict) == snap->version;
 }
 
 // A Breakpoint's attribute, new reference or null. bdb.Breakpoint keeps them in its instance
@@ -337,7 +373,8 @@ PyObject* dict_of(PyObject* bp) {
     return dict;
 }
 
-// The attributes bdb.effective() reads of one breakpoint (new references, null if missing).
+// The attributes bdb.effective() reads of one breakpoint (new references, null if missing), from
+// its snapshot while nothing changed the breakpoint since.
 struct Fields {
     PyObject* bp = nullptr;
     PyObject* dict = nullptr;
@@ -345,12 +382,25 @@ struct Fields {
     PyObject* cond = nullptr;
     bool has_cond = false;
     bool by_function = true;
-    bool logpoint = false;  // python/dpdb/_logpoints.py's: a message when due, never a stop
+    bool logpoint = false;         // python/dpdb/_logpoints.py's: a message when due, never a stop
+    PyObject* compiled = nullptr;  // the condition's code, once known (borrowed)
+    BreakpointSnapshot* snap = nullptr;
 
     Fields() = default;
-    void read(PyObject* breakpoint) {
+    void read(PyObject* breakpoint, BreakpointSnapshot* snapshot) {
         bp = breakpoint;
         Py_INCREF(bp);
+        if (current(snapshot, bp)) {
+            snap = snapshot;
+            dict = new_ref(snap->dict);
+            enabled = snap->enabled;
+            by_function = snap->by_function;
+            cond = xnew_ref(snap->cond);
+            has_cond = snap->has_cond;
+            logpoint = snap->logpoint;
+            compiled = snap->compiled;
+            return;
+        }
         dict = dict_of(bp);
         PyObject* on = attribute(bp, dict, g_names.enabled);
         enabled = on && PyObject_IsTrue(on) > 0;
@@ -367,6 +417,29 @@ struct Fields {
         if (!dict && !(log = PyObject_GetAttr(bp, g_names.dpdb_log))) PyErr_Clear();
         logpoint = log && log != Py_None;
         Py_XDECREF(log);
+        if (kSnapshots && snapshot && dict && !PyErr_Occurred()) keep(snapshot);
+    }
+    // Read after the fields, with no Python code run between: the dict's version covers them.
+    void keep(BreakpointSnapshot* snapshot) {
+        snapshot->clear();
+        PyObject* hits = PyDict_GetItemWithError(dict, g_names.hits);
+        if (!hits || !PyLong_CheckExact(hits)) return;
+        snapshot->bp = new_ref(bp);
+        snapshot->dict = new_ref(dict);
+        snapshot->enabled = enabled;
+        snapshot->by_function = by_function;
+        snapshot->cond = xnew_ref(cond);
+        snapshot->has_cond = has_cond;
+        snapshot->logpoint = logpoint;
+        snapshot->hits = new_ref(hits);
+        snapshot->version = dict_version(dict);
+        snapshot->valid = true;
+        snap = snapshot;
+    }
+    // The condition's code, once bdb's cond is known to be one the engine evaluates.
+    void learn_compiled(PyObject* code) {
+        compiled = code;
+        if (current(snap, bp)) snap->compiled = code;
     }
     ~Fields() {
         Py_XDECREF(cond);
@@ -376,14 +449,22 @@ struct Fields {
     Fields(const Fields&) = delete;
     Fields& operator=(const Fields&) = delete;
 
-    // bp.<name> += delta; false with an exception set on failure.
+    // bp.<name> += delta; false with an exception set on failure. The hits of an unchanged
+    // breakpoint come from its snapshot, which the change then follows.
     bool add(PyObject* name, long delta) {
-        PyObject* now = attribute(bp, dict, name);
+        const bool known = name == g_names.hits && current(snap, bp);
+        PyObject* now = known ? new_ref(snap->hits) : attribute(bp, dict, name);
         PyObject* step = now ? PyLong_FromLong(delta) : nullptr;
         PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
         int rc = !next  ? -1
                  : dict ? PyDict_SetItem(dict, name, next)
                         : PyObject_SetAttr(bp, name, next);
+        if (known && rc == 0) {
+            Py_SETREF(snap->hits, new_ref(next));
+            snap->version = dict_version(dict);
+        } else if (snap && snap->bp == bp) {
+            snap->valid = false;
+        }
         Py_XDECREF(now);
         Py_XDECREF(step);
         Py_XDECREF(next);
@@ -404,13 +485,12 @@ enum class Answer { kBdb, kNoStop, kStop };
 // bdb.effective() decides among the others; the engine takes the line only while every condition
 // there is false, when serving sends nothing and effective() stops nowhere, and counts the hits
 // as the two count them. A due line's conditions run again there.
-Answer all_false(const FrameView& view, PyObject* code, CodeInfo* info, Fields* fields,
-                 Py_ssize_t n) {
+template <typename Truth>
+Answer all_false(Fields* fields, Py_ssize_t n, Truth&& truth) {
     for (Py_ssize_t i = 0; i < n; ++i)
         if (fields[i].enabled && !fields[i].has_cond) return Answer::kBdb;
     for (Py_ssize_t i = 0; i < n; ++i)
-        if (fields[i].enabled && truth_of(view, code, info, fields[i].cond) != 0)
-            return Answer::kBdb;
+        if (fields[i].enabled && truth(fields[i]) != 0) return Answer::kBdb;
     for (Py_ssize_t i = 0; i < n; ++i)
         if (fields[i].enabled) fields[i].add(g_names.hits, 1);
     return Answer::kNoStop;
@@ -423,35 +503,50 @@ Answer all_false(const FrameView& view, PyObject* code, CodeInfo* info, Fields* 
 Answer effective(const FrameView& view, PyObject* code, int line, PyObject** stop_at, bool* flag) {
     CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
-    PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
-    if (!breakpoints) return Answer::kBdb;
+    ConditionLine* at = info ? breakpoints_at(code, info, line) : nullptr;
+    if (!at) return Answer::kBdb;
+    PyObject* breakpoints = at->list;
     // What effective() reads of each breakpoint, read once before any condition runs.
     constexpr Py_ssize_t kMaxBreakpoints = 8;
     const Py_ssize_t n = PyList_GET_SIZE(breakpoints);
     if (n > kMaxBreakpoints) return Answer::kBdb;
+    while (at->snapshots.size() < static_cast<std::size_t>(n)) at->snapshots.emplace_back();
     Fields fields[kMaxBreakpoints];
     bool any_cond = false, any_log = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         Fields& bp = fields[i];
-        bp.read(PyList_GET_ITEM(breakpoints, i));
+        bp.read(PyList_GET_ITEM(breakpoints, i), &at->snapshots[i]);
         if (!bp.enabled) continue;
-        if (bp.by_function || (bp.has_cond && !evaluable(view, code, info, bp.cond)))
-            return Answer::kBdb;
+        if (bp.by_function) return Answer::kBdb;
+        if (bp.has_cond) {
+            PyObject* compiled = evaluable(view, code, info, bp.cond, bp.compiled);
+            if (!compiled) return Answer::kBdb;
+            if (!bp.compiled) bp.learn_compiled(compiled);
+        }
         any_cond |= bp.has_cond;
         any_log |= bp.logpoint;
     }
     // Plain breakpoints only: nothing to gain, bdb decides as ever.
     if (!any_cond) return Answer::kBdb;
-    if (any_log) return all_false(view, code, info, fields, n);
+    // The snapshots are the line's for this generation: another thread that runs a condition
+    // meanwhile may start a new one.
+    const std::uint64_t epoch = info->conditions->epoch;
+    auto truth = [&](Fields& bp) {
+        int value = truth_of(view, code, info, bp.cond, bp.compiled);
+        if (info->conditions->epoch != epoch)
+            for (Py_ssize_t i = 0; i < n; ++i) fields[i].snap = nullptr;
+        return value;
+    };
+    if (any_log) return all_false(fields, n, truth);
     Answer answer = Answer::kNoStop;
     for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < n; ++i) {
         Fields& bp = fields[i];
         if (!bp.enabled) continue;
         bp.add(g_names.hits, 1);
-        int truth = bp.has_cond ? truth_of(view, code, info, bp.cond) : 1;
-        if (truth == 0 || (truth > 0 && bp.ignored())) continue;
+        int value = bp.has_cond ? truth(bp) : 1;
+        if (value == 0 || (value > 0 && bp.ignored())) continue;
         answer = Answer::kStop;
-        *flag = truth > 0;
+        *flag = value > 0;
         Py_INCREF(bp.bp);
         *stop_at = bp.bp;
     }
@@ -498,12 +593,20 @@ bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, in
 
 }  // namespace
 
+void BreakpointSnapshot::clear() {
+    valid = false;
+    compiled = nullptr;
+    Py_CLEAR(bp);
+    Py_CLEAR(dict);
+    Py_CLEAR(cond);
+    Py_CLEAR(hits);
+}
+
 ConditionCache::~ConditionCache() {
     for (ConditionSlots& entry : entries) {
         Py_XDECREF(entry.wrapper);
         Py_XDECREF(entry.function);
     }
-    for (auto& [line, list] : lines) Py_DECREF(list);
 }
 
 void conditions_allow(bool on) {
