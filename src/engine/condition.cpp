@@ -624,18 +624,13 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
     return answer_line(FrameView{frame_localsplus(frame), globals, frame}, frame, code, line);
 }
 
-#if PY_VERSION_HEX >= 0x030C0000
+#if PY_VERSION_HEX >= 0x030B0000
 bool conditions_false_running(PyObject* code, int line) {
     if (!g_allowed || !(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
         return false;
-    PyThreadState* ts = PyThreadState_Get();
-#if PY_VERSION_HEX >= 0x030D0000
-    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->current_frame);
-#else
-    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->cframe->current_frame);
-#endif
-    if (!running || running->pointers[0] != code) return false;
-    auto* globals = static_cast<PyObject*>(running->pointers[3]);
+    InterpreterFrameHead* running = running_frame(PyThreadState_Get());
+    if (!running || running->pointers[kFrameCode] != code) return false;
+    auto* globals = static_cast<PyObject*>(running->pointers[kFrameGlobals]);
     return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, line);
 }
 #endif

@@ -108,10 +108,10 @@ PyObject* take_verdict(PyObject* frame, int line);
 // Drops the verdict bdb did not take (the line's event went to bdb and back).
 void conditions_forget();
 
-#if PY_VERSION_HEX >= 0x030C0000
-// The same for the frame running `code` on this thread (a sys.monitoring callback's), read
-// without its frame object, which need not be made for an event that goes no further. Module and
-// class bodies are left to the caller.
+#if PY_VERSION_HEX >= 0x030B0000
+// The same for the frame running `code` on this thread (a sys.monitoring callback's, 3.11's
+// check's caller), read without its frame object, which need not be made for an event that goes
+// no further. Module and class bodies are left to the caller.
 bool conditions_false_running(PyObject* code, int line);
 #endif
 

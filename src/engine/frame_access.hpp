@@ -47,6 +47,22 @@ struct InterpreterFrameHead {
 inline PyObject** frame_localsplus(PyFrameObject* f) {
     return static_cast<InterpreterFrameHead*>(head(f)->f_frame)->localsplus;
 }
+// Where the code and the globals sit among those pointers.
+#if PY_VERSION_HEX >= 0x030C0000
+constexpr int kFrameCode = 0;
+constexpr int kFrameGlobals = 3;
+#else
+constexpr int kFrameCode = 4;
+constexpr int kFrameGlobals = 1;
+#endif
+// The frame a thread runs: a C function's caller, without making its frame object.
+inline InterpreterFrameHead* running_frame(PyThreadState* ts) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return reinterpret_cast<InterpreterFrameHead*>(ts->current_frame);
+#else
+    return reinterpret_cast<InterpreterFrameHead*>(ts->cframe->current_frame);
+#endif
+}
 #else
 // As co_varnames, co_cellvars and co_freevars order them.
 inline PyObject** frame_localsplus(PyFrameObject* f) {

@@ -219,13 +219,23 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     if (!state().armed || ts->tracing || t_switching_trace ||
         (ts->c_tracefunc && ts->c_tracefunc != tracer))
         Py_RETURN_NONE;
-    PyFrameObject* frame = PyEval_GetFrame();
-    if (!frame) Py_RETURN_NONE;
-    CodeInfo* info = code_info(borrowed_code(frame));
+#if PY_VERSION_HEX >= 0x030B0000
+    // The caller as the interpreter runs it: its frame object is made for a trap only, not at
+    // every check of a call-heavy function.
+    EvalFrame running = ts->cframe->current_frame;
+    if (!running) Py_RETURN_NONE;
+    PyObject* code = eval_code(running);
+#else
+    PyFrameObject* running = PyEval_GetFrame();
+    if (!running) Py_RETURN_NONE;
+    PyObject* code = borrowed_code(running);
+#endif
+    CodeInfo* info = code_info(code);
     if (!info) return nullptr;
-    const Site* site = info->patch ? info->patch->site_in_tail(lasti_units(frame)) : nullptr;
+    const Site* site = info->patch ? info->patch->site_in_tail(lasti_units(running)) : nullptr;
     if (!site) Py_RETURN_NONE;
-    if (g_seen.frame == frame && g_seen.unit == site->start) {
+    PyFrameObject* known = eval_frame_object(running);  // 3.11: null until something made it
+    if (known && g_seen.frame == known && g_seen.unit == site->start) {
         g_seen = {};
         Py_RETURN_NONE;
     }
@@ -233,8 +243,18 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     // check before its next instruction): this one replaces it.
     if (!info->is_bp_line(site->line)) Py_RETURN_NONE;
     // Nobody steps, so bdb would look only for a breakpoint: false conditions need no trap.
-    if (!state().any_nontrivial && conditions_false(frame, borrowed_code(frame), site->line))
-        Py_RETURN_NONE;
+    if (!state().any_nontrivial) {
+#if PY_VERSION_HEX >= 0x030B0000
+        const bool optimized = reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED;
+        if (optimized ? conditions_false_running(code, site->line)
+                      : conditions_false(PyEval_GetFrame(), code, site->line))
+            Py_RETURN_NONE;
+#else
+        if (conditions_false(running, code, site->line)) Py_RETURN_NONE;
+#endif
+    }
+    PyFrameObject* frame = PyEval_GetFrame();
+    if (!frame) Py_RETURN_NONE;
     bool traced = ts->c_tracefunc == tracer;
     if (!traced && set_trace(ts, true) < 0) return nullptr;
     g_trap = {frame, site, frame_trace_opcodes(frame), traced, g_reconfigured};
