@@ -82,6 +82,25 @@ void maybe_rescan(PyObject* pending);
 bool swap_frame_ok(PyObject* code);
 // Swap mode can no longer vouch for every frame: the gate takes over at once.
 void swap_to_gate();
+
+// ---- the code swap mode gives functions (swap_code.cpp) ----
+// Our own code.replace and __code__ writes raise audit events; per thread, as scans in two
+// threads may interleave wherever one runs Python code.
+extern thread_local bool g_in_swap_code;
+// The user's code behind `code`: a copy swap mode made, or a patched copy the gate made for a
+// frame, lead back to it.
+PyObject* original_of(PyObject* code);
+// The CodeInfo of `code` if it is current for this generation, without computing anything.
+CodeInfo* peek_info(PyObject* code);
+// What functions of the original `orig` should run this generation, as a new reference (Python
+// code run meanwhile may set breakpoints, which forgets it); *found is false when that is not
+// known yet and `compute` is false. Returns -1 with an exception set.
+int want_of(PyObject* orig, bool compute, PyObject** want, bool* found);
+// The original of a copy swap mode made, or null.
+PyObject* swapped_original(PyObject* code);
+// Forgets what functions should run, and the copies nothing holds any more.
+void forget_copies();
+// A code object made by the program from a patched copy learns the copy's description.
 int adopt_derived(PyObject* code, CodeInfo* info);
 // In breakpoint-only mode: whether swap mode takes the gate's place. Returns -1 with an
 // exception set.
