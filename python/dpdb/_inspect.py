@@ -9,6 +9,7 @@ its frames while it is paused). References are small numbers valid until the thr
 import io
 import linecache
 import sys
+import traceback
 
 # A value's text is cut here: a frame (1 MiB) holds every answer, and an IDE shows one line.
 _VALUE_CHARACTERS = 500
@@ -219,6 +220,19 @@ class Inspector:
             raise InspectError("no source for %r in this process" % (path,))
         text = "".join(lines)
         return {"content": text[:_SOURCE_CHARACTERS]}
+
+    def _do_exception(self, request):
+        """The exception the thread stopped for (DAP's exceptionInfo)."""
+        exception = getattr(self.debugger, "exception", None)
+        if exception is None:
+            raise InspectError("the thread did not stop for an exception")
+        kind = type(exception)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (
+            kind.__module__, kind.__qualname__)
+        text = "".join(traceback.format_exception(kind, exception, exception.__traceback__))
+        return {"id": name, "description": _text(str(exception), 300),
+                "mode": self.debugger.exception_mode,
+                "trace": text[-_REPL_CHARACTERS:]}
 
     # --- evaluation ---------------------------------------------------------------------------
 
