@@ -511,11 +511,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 return reply(client, message, false, "a breakpoint needs FILE:LINE or FUNCTION");
             }
             const auto log = message.has("log") ? message.str("log") : std::string();
-            const auto asked = message.has("ignore") ? message["ignore"] : Json(0);
-            if (!asked.is_number_integer() || asked.get<std::int64_t>() < 0) {
-                return reply(client, message, false, "ignore takes a count of hits");
-            }
-            const auto ignore = asked.get<std::int64_t>();
+            const auto ignore = message.has("ignore") ? message.num("ignore") : 0;
+            if (ignore < 0) return reply(client, message, false, "ignore takes a count of hits");
             const auto id = store_.add_breakpoint({{"spec", spec},
                                                    {"condition", message.str("condition")},
                                                    {"log", log},
