@@ -236,9 +236,11 @@ class Debugger(*_BASES):
         self.prepare_to_continue(frame)
         self.exception, self.exception_mode = exception, "always"
         self.user_exception(frame, (type(exception), exception, exception.__traceback__))
-        if self.stoplineno != -1 and getattr(self, "_dpdb_native", False):
-            # A step: the engine serves this thread from here, as after set_trace().
-            self.engine_follow()
+        self.exception = None  # its later stops are a step's
+        if self.stoplineno != -1:
+            # A step: the next line this thread runs, wherever the exception takes it (a handler,
+            # or a caller's), as after breakpoint(); this stop came from no line of pdb's.
+            self.set_trace(frame)
 
     # --- commands that differ from pdb's, and why --------------------------------------------
 

@@ -392,13 +392,6 @@ class NativeEngineMixin:
         _native.attach(self)
         return True
 
-    def engine_follow(self):
-        """Serve the calling thread from this debugger, in the stepping state its commands left
-        (a stop that did not come from the engine: an exception's)."""
-        if self._dpdb_native:
-            _watch_bplist()
-            _native.attach(self)
-
     def engine_detach(self):
         """Stop serving this debugger from the engine (e.g. when its session ends)."""
         if self._dpdb_native:

@@ -230,7 +230,11 @@ class Inspector:
         name = kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (
             kind.__module__, kind.__qualname__)
         text = "".join(traceback.format_exception(kind, exception, exception.__traceback__))
-        return {"id": name, "description": _text(str(exception), 300),
+        try:
+            description = str(exception)[:_VALUE_CHARACTERS]
+        except Exception as error:  # a broken __str__ must not break the session
+            description = "<str raised %s>" % type(error).__name__
+        return {"id": name, "description": description,
                 "mode": self.debugger.exception_mode,
                 "trace": text[-_REPL_CHARACTERS:]}
 

@@ -169,6 +169,8 @@ void Adapter::session_seen(const Json& session) {
              : thread_for(pid, number(session, "tid"), prefix + " " + text(session, "thread"));
     // A session says what its process is called at the stop, the freshest name there is.
     if (main) thread.name = prefix;
+    // Another session of the thread (its last one ended, or still closing): not ours yet.
+    if (thread.sid != sid) thread.ours = false;
     thread.sid = sid;
     const auto& stop = session.value("reason", Json());
     if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());

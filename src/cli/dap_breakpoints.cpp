@@ -117,6 +117,11 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
                       "\": dpdb counts hits as pdb's ignore does, per process: N or >= N "
                       "(stop from the Nth hit on), > N";
         }
+        if (!hit.empty() && key == kFunctions) {
+            // The engine does not count a function breakpoint's hits as bdb does yet (its first
+            // call can go uncounted): refused rather than wrong.
+            refusal = "hit counts on function breakpoints are not supported yet";
+        }
         if (text(spec, "spec").empty()) refusal = text(spec, "refusal", "no function name");
         answers->push_back(shown);
         if (!refusal.empty()) {

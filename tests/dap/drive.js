@@ -295,11 +295,13 @@ async function dies() {
 // job starts after the attach, so the grandchild's calls of work() are counted from its first.
 async function hits() {
   const dc = await connect();
-  const set = await dc.setBreakpointsRequest({
-    source: { path: PROGRAM }, breakpoints: [{ line: LINE_SECOND, hitCondition: '3' },
-      { line: LINE_SECOND, hitCondition: '== 3' }] });
-  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
-  assert.strictEqual(set.body.breakpoints[1].verified, false, JSON.stringify(set.body));
+  const LINE_CALL = Number(env.LINE_CALL);
+  const functions = await dc.setFunctionBreakpointsRequest({
+    breakpoints: [{ name: 'work' }, { name: 'work', hitCondition: '3' }] });
+  assert.strictEqual(functions.body.breakpoints[0].verified, true, JSON.stringify(functions.body));
+  // Not claimed for function breakpoints (docs/ide.md says why).
+  assert.strictEqual(functions.body.breakpoints[1].verified, false, JSON.stringify(functions.body));
+  assert.match(functions.body.breakpoints[1].message, /function breakpoints/);
   await dc.configurationDoneRequest();
   const stopped = dc.waitForEvent('stopped', TIMEOUT);
   process.stdout.write('attached\n');  // test_dap.py starts the job now
@@ -310,29 +312,32 @@ async function hits() {
     const frames = await topFrame(dc, threadId);
     return (await dc.evaluateRequest({ expression, frameId: frames[0].id, context: 'watch' })).body.result;
   };
-  // The third hit: work(2), at the second line.
-  assert.strictEqual((await topFrame(dc, threadId))[0].line, LINE_SECOND);
-  assert.strictEqual(await valueOf('n'), '2');
-  // From then on it stops at every hit, as after pdb's `ignore`.
+  // The function breakpoint: a call of work(), at its first line.
+  let frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].name, 'work');
+  assert.strictEqual(frames[0].line, LINE_WORK);
+  const n = Number(await valueOf('n'));
+
+  // A line's hit count, counted from the moment it is armed: the second call from now.
+  await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  const set = await dc.setBreakpointsRequest({
+    source: { path: PROGRAM }, breakpoints: [{ line: LINE_CALL, hitCondition: '>= 2' },
+      { line: LINE_CALL, hitCondition: '== 3' }] });
+  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  assert.strictEqual(set.body.breakpoints[1].verified, false, JSON.stringify(set.body));
   let again = dc.waitForEvent('stopped', TIMEOUT);
   await dc.continueRequest({ threadId });
-  await again;
-  assert.strictEqual(await valueOf('n'), '3');
-
-  // A function breakpoint with a hit count: the second call of work() from now on, work(5).
-  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
-  const functions = await dc.setFunctionBreakpointsRequest({
-    breakpoints: [{ name: 'work', hitCondition: '>= 2' }, { name: 'work', hitCondition: '% 2' }] });
-  assert.strictEqual(functions.body.breakpoints[0].verified, true, JSON.stringify(functions.body));
-  assert.strictEqual(functions.body.breakpoints[1].verified, false, JSON.stringify(functions.body));
+  assert.strictEqual((await again).body.reason, 'breakpoint');
+  frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, LINE_CALL);
+  assert.strictEqual(await valueOf('n'), String(n + 2));
+  // From then on it stops at every hit, as after pdb's `ignore`.
   again = dc.waitForEvent('stopped', TIMEOUT);
   await dc.continueRequest({ threadId });
-  assert.strictEqual((await again).body.reason, 'breakpoint');
-  const frames = await topFrame(dc, threadId);
-  assert.strictEqual(frames[0].name, 'work');
-  assert.strictEqual(await valueOf('n'), '5');
+  await again;
+  assert.strictEqual(await valueOf('n'), String(n + 3));
   const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === threadId).name;
-  await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
   await dc.disconnectRequest({});
   process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
 }

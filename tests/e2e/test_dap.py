@@ -78,7 +78,8 @@ def job(dpdb):
 def driver_env(job, **extra):
     return dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
                 LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
-                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
+                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")),
+                LINE_CALL=str(line_of(PROGRAM, "dap: call of work")), **extra)
 
 
 def driven_after_the_attach(job, scenario, **extra):
