@@ -19,8 +19,9 @@ _PAGE = 100
 # Together well under a frame (1 MiB) even when JSON escapes every character in six bytes.
 _REPL_CHARACTERS = 60000
 _SOURCE_CHARACTERS = 150000
-# pdb commands that resume the thread or take the console over: an IDE has buttons for the
-# former, and a repl line that waited for more lines would hang the request.
+# pdb commands that resume the thread or take the console over: `dpdb dap` runs the resuming
+# ones itself (as input lines, with the events an IDE needs), and a repl line that waited for
+# more lines would hang the request.
 _NOT_IN_REPL = frozenset((
     "n", "next", "s", "step", "r", "return", "c", "cont", "continue", "unt", "until", "j", "jump",
     "q", "quit", "exit", "run", "restart", "interact", "debug", "commands"))
@@ -259,8 +260,8 @@ class Inspector:
         answer."""
         command = self.debugger.parseline(line)[0]
         if command in _NOT_IN_REPL:
-            raise InspectError("`%s` is not run from the repl: use the IDE's step, continue and "
-                               "disconnect buttons" % command)
+            raise InspectError("`%s` is not run from the repl: use the IDE's disconnect button "
+                               "(or a terminal's prompt)" % command)
         captured = io.StringIO()
         saved = self.debugger.stdout
         self.debugger.stdout = captured

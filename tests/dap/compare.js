@@ -34,7 +34,9 @@ async function exceptions(dc, attached) {
     }
   }
   await dc.setExceptionBreakpointsRequest({ filters: [] });
-  return { verified: (set.body.breakpoints || [{ verified: true }]).map((b) => b.verified), stops };
+  // debugpy answers with no body; DAP allows that.
+  const answered = set.body && set.body.breakpoints;
+  return { verified: answered ? answered.map((b) => b.verified) : null, stops };
 }
 
 async function main() {

@@ -161,7 +161,8 @@ async function main() {
     JSON.stringify(completed.body));
   const where = await dc.evaluateRequest({ expression: 'w', frameId: frames[0].id, context: 'repl' });
   assert.match(where.body.result, /dap_job\.py\(\d+\)work\(\)/);
-  await assert.rejects(dc.evaluateRequest({ expression: 'c', frameId: frames[0].id, context: 'repl' }),
+  // `q` would end the process's debugging from under the IDE: its disconnect button does that.
+  await assert.rejects(dc.evaluateRequest({ expression: 'q', frameId: frames[0].id, context: 'repl' }),
     /not run from the repl/);
   await assert.rejects(dc.evaluateRequest({ expression: 'undefined_name', frameId: frames[0].id, context: 'watch' }),
     /NameError/);

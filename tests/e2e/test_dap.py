@@ -326,11 +326,14 @@ def test_the_same_flow_against_debugpy(dpdb):
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="raised exceptions need 3.12+ here")
 def test_the_same_exception_flow_against_debugpy(dpdb):
     """The `raised` filter: both adapters stop at the raise with reason exception, and say the
-    same in exceptionInfo and the stack."""
+    same in exceptionInfo and the stack (docs/ide.md: where they differ after a continue)."""
     theirs, ours = against_debugpy(dpdb, RAISE, MODE="exceptions",
                                    LINE_RAISE=str(line_of(RAISE, "dap: raise")))
-    assert theirs["verified"] == ours["verified"] == [True]
-    assert ours["stops"] == theirs["stops"], (ours, theirs)
+    assert ours["verified"] == [True] and theirs["verified"] in (None, [True]), (ours, theirs)
+    assert ours["stops"][0] == theirs["stops"][0], (ours, theirs)
+    # After a continue, dpdb stops at the next raise: once per exception, in the first frame of
+    # your code it reaches (debugpy stops again as the same exception enters the caller).
+    assert ours["stops"][1] == ours["stops"][0], ours
     assert ours["stops"][0] == {"reason": "exception", "exceptionId": "ValueError",
                                 "breakMode": "always", "description": "bad row N",
                                 "frame": "risky:%d" % line_of(RAISE, "dap: raise"),
