@@ -44,9 +44,9 @@ void Adapter::from_hub(const wire::Message& message) {
             respond(*attach_request_);
             attach_request_.reset();
             // One debuggee for the IDE: the job, each of its processes a thread.
-            send_event("process", {{"name", "dpdb job"},
-                                   {"isLocalProcess", false},
-                                   {"startMethod", "attach"}});
+            send_event(
+                "process",
+                {{"name", "dpdb job"}, {"isLocalProcess", false}, {"startMethod", "attach"}});
             send_event("initialized");
         }
         return;

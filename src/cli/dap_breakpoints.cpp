@@ -17,8 +17,8 @@ const char* const kFunctions = "<function breakpoints>";
 const char* const kExceptions = "<exception breakpoints>";
 
 // DAP's exception filters, as the hub's exception breakpoints (python/dpdb/_exceptions.py).
-const std::map<std::string, std::string> kExceptionSpecs = {
-    {"raised", "raised exceptions"}, {"uncaught", "uncaught exceptions"}};
+const std::map<std::string, std::string> kExceptionSpecs = {{"raised", "raised exceptions"},
+                                                            {"uncaught", "uncaught exceptions"}};
 
 // A hitCondition as pdb's ignore count (hits passed before the breakpoint stops, and it stops at
 // every later one): "N" and ">= N" stop from the Nth hit on, "> N" after the Nth. Other forms
@@ -150,6 +150,5 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
             });
     }
 }
-
 
 }  // namespace dpdb::cli::dap

@@ -43,9 +43,8 @@ void Adapter::stack_trace(const Json& request) {
     });
 }
 
-
-void Adapter::inspect_handle(const Json& request, const char* key, const char* field,
-                             Json question, std::function<Json(const Thread&, const Json&)> shape) {
+void Adapter::inspect_handle(const Json& request, const char* key, const char* field, Json question,
+                             std::function<Json(const Thread&, const Json&)> shape) {
     const auto& held = handle(request, key, integer(request, key));
     auto& thread = thread_of(request, held);
     question[field] = held.agent;
@@ -57,19 +56,19 @@ void Adapter::inspect_handle(const Json& request, const char* key, const char* f
 }
 
 void Adapter::scopes(const Json& request) {
-    inspect_handle(request, "frameId", "frame", {{"command", "scopes"}},
-                   [this](const Thread& thread, const Json& body) {
-                       Json scopes = Json::array();
-                       for (const auto& scope : body.value("scopes", Json::array())) {
-                           const auto name = text(scope, "name");
-                           scopes.push_back(
-                               {{"name", name},
-                                {"presentationHint", name == "Locals" ? "locals" : ""},
-                                {"variablesReference", keep(thread, number(scope, "ref"))},
-                                {"expensive", false}});
-                       }
-                       return Json{{"scopes", std::move(scopes)}};
-                   });
+    inspect_handle(
+        request, "frameId", "frame", {{"command", "scopes"}},
+        [this](const Thread& thread, const Json& body) {
+            Json scopes = Json::array();
+            for (const auto& scope : body.value("scopes", Json::array())) {
+                const auto name = text(scope, "name");
+                scopes.push_back({{"name", name},
+                                  {"presentationHint", name == "Locals" ? "locals" : ""},
+                                  {"variablesReference", keep(thread, number(scope, "ref"))},
+                                  {"expensive", false}});
+            }
+            return Json{{"scopes", std::move(scopes)}};
+        });
 }
 
 Json Adapter::variable(const Thread& thread, const Json& item, const char* value_key) {
@@ -81,7 +80,6 @@ Json Adapter::variable(const Thread& thread, const Json& item, const char* value
     if (number(item, "indexed") > 0) out["indexedVariables"] = number(item, "indexed");
     return out;
 }
-
 
 void Adapter::variables(const Json& request) {
     const auto& args = arguments(request);
@@ -124,7 +122,6 @@ std::pair<Adapter::Thread*, std::int64_t> Adapter::frame_asked(const Json& reque
     return {thread, -1};  // -1: the thread's current frame
 }
 
-
 void Adapter::evaluate(const Json& request) {
     const auto& args = arguments(request);
     const auto [thread, frame] = frame_asked(request);
@@ -145,9 +142,9 @@ void Adapter::evaluate(const Json& request) {
 // that the thread runs (continued) and, when it stops again, where (stopped).
 bool Adapter::repl_resumes(const Json& request, Thread& thread, const std::string& line) {
     static const std::map<std::string, std::string> resuming = {
-        {"c", ""},        {"cont", ""},       {"continue", ""}, {"n", "step"},
-        {"next", "step"}, {"s", "step"},      {"step", "step"}, {"r", "step"},
-        {"return", "step"}, {"unt", "step"},  {"until", "step"}};
+        {"c", ""},          {"cont", ""},    {"continue", ""}, {"n", "step"},
+        {"next", "step"},   {"s", "step"},   {"step", "step"}, {"r", "step"},
+        {"return", "step"}, {"unt", "step"}, {"until", "step"}};
     const auto begin = line.find_first_not_of(" \t");
     if (begin == std::string::npos) return false;
     const auto end = line.find_first_of(" \t", begin);
@@ -208,7 +205,6 @@ void Adapter::completions(const Json& request) {
         });
 }
 
-
 std::int64_t Adapter::source_ref(std::int64_t pid, const std::string& path) {
     for (const auto& [ref, known] : sources_) {
         if (known.first == pid && known.second == path) return ref;
@@ -235,6 +231,5 @@ void Adapter::source(const Json& request) {
     throw RequestError("no paused thread of pid " + std::to_string(it->second.first) + " to read " +
                        it->second.second + " from");
 }
-
 
 }  // namespace dpdb::cli::dap

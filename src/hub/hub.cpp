@@ -676,9 +676,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
         if (message.type == "terminate_process") {
             agent->send(make("terminate", Json::object()));
-            return reply(client, message, true,
-                         "pid " + std::to_string(pid) +
-                             " released and sent SIGTERM (an IDE's terminate)");
+            return reply(
+                client, message, true,
+                "pid " + std::to_string(pid) + " released and sent SIGTERM (an IDE's terminate)");
         }
         if (message.type == "debug_process") {
             agent->send(make("debug", Json::object()));

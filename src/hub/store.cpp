@@ -102,10 +102,9 @@ void Store::exec(const char* sql) const {
 }
 
 std::int64_t Store::add_breakpoint(const wire::Json& breakpoint) {
-    auto insert =
-        prepare(db_,
-                "INSERT INTO breakpoints (spec, condition, log, created, ignore) "
-                "VALUES (?, ?, ?, ?, ?)");
+    auto insert = prepare(db_,
+                          "INSERT INTO breakpoints (spec, condition, log, created, ignore) "
+                          "VALUES (?, ?, ?, ?, ?)");
     bind_text(insert.get(), 1, breakpoint.value("spec", std::string()));
     bind_text(insert.get(), 2, breakpoint.value("condition", std::string()));
     bind_text(insert.get(), 3, breakpoint.value("log", std::string()));
@@ -129,9 +128,8 @@ void Store::clear_breakpoints() {
 }
 
 wire::Json Store::breakpoints() const {
-    auto select =
-        prepare(db_,
-                "SELECT id, spec, condition, created, log, ignore FROM breakpoints ORDER BY id");
+    auto select = prepare(
+        db_, "SELECT id, spec, condition, created, log, ignore FROM breakpoints ORDER BY id");
     wire::Json out = wire::Json::array();
     while (sqlite3_step(select.get()) == SQLITE_ROW) {
         wire::Json bp = {{"id", sqlite3_column_int64(select.get(), 0)},

@@ -22,7 +22,8 @@ class Store {
     Store& operator=(const Store&) = delete;
 
     // A global breakpoint: {"spec": "file.py:12" or "function", "condition": "...", "log": "...",
-    // "ignore": N} ("log": a logpoint's message; "ignore": hits to pass before it stops). Returns its id, which stays the same across restarts.
+    // "ignore": N} ("log": a logpoint's message; "ignore": hits to pass before it stops). Returns
+    // its id, which stays the same across restarts.
     std::int64_t add_breakpoint(const wire::Json& breakpoint);
     bool remove_breakpoint(std::int64_t id);
     void clear_breakpoints();
