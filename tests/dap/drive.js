@@ -360,10 +360,12 @@ async function exceptions() {
   await dc.configurationDoneRequest();
   let stopped = dc.waitForEvent('stopped', TIMEOUT);
   process.stdout.write('attached\n');  // test_dap.py starts the job now
-  let stop = (await stopped).body;
-  const threadId = stop.threadId;
+  let stop;
+  let threadId;
   const seen = {};
   if (raised) {
+    stop = (await stopped).body;
+    threadId = stop.threadId;
     assert.strictEqual(stop.reason, 'exception');
     let info = (await dc.exceptionInfoRequest({ threadId })).body;
     assert.strictEqual(info.exceptionId, 'ValueError');
@@ -396,13 +398,12 @@ async function exceptions() {
     await dc.setExceptionBreakpointsRequest({ filters: ['uncaught'] });
     stopped = dc.waitForEvent('stopped', TIMEOUT);
     await dc.continueRequest({ threadId });
-  } else {
-    stopped = Promise.resolve({ body: stop });
   }
   fs.writeFileSync(env.GO, 'go');  // the child raises a KeyError it does not catch
   stop = (await stopped).body;
   assert.strictEqual(stop.reason, 'exception');
-  assert.strictEqual(stop.threadId, threadId);
+  if (raised) assert.strictEqual(stop.threadId, threadId);
+  threadId = stop.threadId;
   const info = (await dc.exceptionInfoRequest({ threadId })).body;
   assert.strictEqual(info.exceptionId, 'KeyError');
   assert.strictEqual(info.breakMode, 'unhandled');
