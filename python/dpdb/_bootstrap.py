@@ -32,7 +32,7 @@ def start(sitecustomize_path):
     if os.environ.get("DPDB_POST_MORTEM"):
         from dpdb import _exceptions
 
-        _exceptions.want_uncaught("post-mortem", _post_mortem)
+        _exceptions.want_uncaught("post-mortem", _open_post_mortem)
 
 
 def report_os_exit():
@@ -103,10 +103,12 @@ def _chain_sitecustomize(path):
 
 
 def _post_mortem(exc_type, exc_value, traceback):
-    if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
-        return
+    from dpdb import _exceptions
+
+    _exceptions.post_mortem(exc_type, exc_value, traceback, _open_post_mortem)
+
+
+def _open_post_mortem(exc_type, exc_value, traceback):
     import dpdb
 
-    sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
-        exc_type.__name__, os.getpid()))
     dpdb._post_mortem_of(traceback, exc_value)

@@ -222,11 +222,8 @@ class Debugger(*_BASES):
     @classmethod
     def uncaught_stop(cls, exc_type, exc_value, traceback):
         """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's."""
-        if stopped_debugging():
-            return
-        sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
-            exc_type.__name__, os.getpid()))
-        cls().post_mortem(traceback, exc_value)
+        if not stopped_debugging():
+            cls().post_mortem(traceback, exc_value)
 
     def raised_stop(self, frame, exception):
         """The hub's raised-exception breakpoint: a session at the line that raises, before any

@@ -49,11 +49,18 @@ def armed():
     return "hub" in _uncaught or _on_raise is not None
 
 
-def _open(exc_type, exc_value, traceback):
+def post_mortem(exc_type, exc_value, traceback, open_session):
+    """An uncaught exception (not an exit): said on stderr, then its session opened."""
     if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
         return
-    for open_session in list(_uncaught.values())[:1]:
-        open_session(exc_type, exc_value, traceback)
+    sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
+        exc_type.__name__, os.getpid()))
+    open_session(exc_type, exc_value, traceback)
+
+
+def _open(exc_type, exc_value, traceback):
+    for open_session in list(_uncaught.values())[:1]:  # one session, whoever asked
+        post_mortem(exc_type, exc_value, traceback, open_session)
 
 
 def _install_hooks():
