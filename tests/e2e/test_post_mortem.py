@@ -1,5 +1,7 @@
 """dpdb run --post-mortem: an uncaught exception opens a post-mortem session in the process it
-happened in, at the line that raised, before that thread or process dies."""
+happened in, at the line that raised, before that thread or process dies. The hub's exception
+breakpoints (`dpdb break 'uncaught exceptions'`, 'raised exceptions': an IDE's exception filters)
+do it for every process of a hub."""
 
 import os
 import sys
