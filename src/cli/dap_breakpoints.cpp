@@ -2,8 +2,10 @@
 // setExceptionBreakpoints) as the hub's global breakpoints, armed in every process of the job and
 // in those that start later.
 #include <cctype>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "cli/dap_adapter.hpp"
 #include "cli/dap_json.hpp"
@@ -29,7 +31,7 @@ std::optional<std::int64_t> ignore_count(const std::string& hit) {
         while (at < hit.size() && std::isspace(static_cast<unsigned char>(hit[at]))) ++at;
     };
     blanks();
-    std::int64_t after = -1;  // hits passed for the number N
+    std::int64_t after = -1;  // the ignore count is N + after: N - 1 for "N" and ">= N"
     if (hit.compare(at, 2, ">=") == 0) {
         at += 2;
     } else if (hit.compare(at, 1, ">") == 0) {
