@@ -120,8 +120,8 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
                       "(stop from the Nth hit on), > N";
         }
         if (!hit.empty() && key == kFunctions) {
-            // The engine does not count a function breakpoint's hits as bdb does yet (its first
-            // call can go uncounted): refused rather than wrong.
+            // The engine does not count a function breakpoint's hits as bdb does yet
+            // (docs/architecture.md): refused rather than wrong.
             refusal = "hit counts on function breakpoints are not supported yet";
         }
         if (text(spec, "spec").empty()) refusal = text(spec, "refusal", "no function name");
