@@ -44,7 +44,7 @@ def _set_trace_at(frame, header=None):
     debugger.set_trace(frame)
 
 
-def post_mortem(traceback=None):
+def post_mortem(traceback=None, *, header=None):
     """Open a post-mortem session on a traceback (default: the exception being handled)."""
     from dpdb._debugger import Debugger, stopped_debugging
 
@@ -57,7 +57,11 @@ def post_mortem(traceback=None):
     use_hub = _can_use_hub()
     if use_hub is None:
         return
-    if not use_hub:
-        pdb.post_mortem(traceback)
-        return
-    Debugger().post_mortem(traceback)
+    debugger = Debugger() if use_hub else pdb.Pdb()
+    if header is not None:
+        debugger.message(header)
+    if use_hub:
+        debugger.post_mortem(traceback)
+    else:  # pdb.post_mortem's own steps, with the header before them
+        debugger.reset()
+        debugger.interaction(None, traceback)

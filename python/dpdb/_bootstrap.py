@@ -104,6 +104,10 @@ def _chain_sitecustomize(path):
 def _post_mortem(exc_type, exc_value, traceback):
     if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
         return
+    from dpdb import _caught_exceptions
+
+    if _caught_exceptions.seen(exc_value):
+        return  # a framework's hook showed it where it was raised already
     import dpdb
 
     sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
@@ -111,7 +115,17 @@ def _post_mortem(exc_type, exc_value, traceback):
     dpdb.post_mortem(traceback)
 
 
+def _framework_post_mortem(traceback, header):
+    import dpdb
+
+    dpdb.post_mortem(traceback, header=header)
+
+
 def _install_post_mortem():
+    from dpdb import _caught_exceptions
+
+    _caught_exceptions.install(_framework_post_mortem)
+
     previous_excepthook = sys.excepthook
 
     def excepthook(exc_type, exc_value, traceback):
