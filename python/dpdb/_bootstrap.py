@@ -22,7 +22,9 @@ def start(sitecustomize_path):
             # ... but the program waits for the hub's global breakpoints (milliseconds), so
             # that its first lines stop too.
             _control.wait_for_breakpoints()
-            from dpdb import _ray, set_trace
+            from dpdb import _pickled_code, _ray, set_trace
+
+            _pickled_code.keep_file_names()
 
             _ray.keep_breakpoints(set_trace, (lambda: _post_mortem(*sys.exc_info()))
                                   if os.environ.get("DPDB_POST_MORTEM") else None)

@@ -78,8 +78,8 @@ class Celery:
     @staticmethod
     def on_failure(sender=None, task_id=None, exception=None, traceback=None, **extra):
         post_mortem(exception, traceback,
-                    "celery: post-mortem of %s in task %s[%s] (stored as FAILURE; the worker "
-                    "goes on once you continue)" % (type(exception).__name__,
+                    "celery: post-mortem of %s in task %s[%s] (the worker logs the failure and "
+                    "takes its next task once you continue)" % (type(exception).__name__,
                                                     getattr(sender, "name", "?"), task_id))
 
 

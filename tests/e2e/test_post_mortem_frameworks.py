@@ -1,0 +1,135 @@
+"""`dpdb run --post-mortem` where a framework catches the exception itself: a Flask view's (the
+werkzeug development server answers 500), a Celery task's (a prefork worker, a broker in a
+folder), a task's in a joblib/loky worker (sent back to its caller). The session opens in the
+process and thread that raised, in its frames, and the framework goes on once it is continued;
+with the strategy switched off, nothing opens. Real frameworks from PyPI: dev/test runs these in
+build/venv-frameworks; where the frameworks are not installed they skip."""
+
+import os
+import signal
+import urllib.error
+
+import pexpect
+import pytest
+
+from conftest import PROMPT, expect_all, finish, line_of, plain, program
+from test_supervisors import (FRAMEWORKS, Request, end_server, free_port, send_task,
+                              start_celery, stay_paused_and_answer)
+
+DIVIDE = "# line: divide"
+
+
+def no_post_mortem_in(run):
+    transcript = plain(run.logfile_read.getvalue())
+    assert "post-mortem" not in transcript and "(Pdb)" not in transcript
+
+
+# --- Flask ----------------------------------------------------------------------------------
+
+
+def start_flask(dpdb, env=None):
+    """Flask's development server (werkzeug, threaded) under `dpdb run --post-mortem`:
+    (run, port)."""
+    pytest.importorskip("flask")
+    port = free_port()
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", "-m", "flask", "--app", "wsgi_app", "run",
+                     "--port", str(port), cwd=FRAMEWORKS, env=env)
+    run.expect(r"Running on http://127\.0\.0\.1:%d" % port)
+    return run, port
+
+
+def end_flask(run):
+    # SIGTERM to dpdb goes on to the program, as a service manager's would.
+    run.kill(signal.SIGTERM)
+    run.expect(pexpect.EOF)
+    run.close()
+
+
+def test_a_flask_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
+    run, port = start_flask(dpdb)
+    request = Request("http://127.0.0.1:%d/ratio/5" % port)
+    line = line_of(os.path.join(FRAMEWORKS, "wsgi_app.py"), DIVIDE)
+    run.expect(r"attached to session (\d+): pid \d+[^\r\n]*, thread ([^\r\n]+?), at wsgi_app\.py:%d in "
+               r"ratio\(\)" % line)
+    sid, thread = run.match.group(1), run.match.group(2)
+    assert thread != "MainThread"  # the server's thread that served the request
+    run.expect(r"flask: post-mortem of ZeroDivisionError in GET /ratio/5 \(Flask answers it with "
+               r"a 500 once you continue\)")
+    run.expect(PROMPT)
+    run.sendline("p total, rows")
+    run.expect(r"\(10, 5\)")
+    run.expect(PROMPT)
+    run.sendline("c")
+    # Flask's own handling goes on: it logs the exception and answers 500.
+    expect_all(run, "session %s continued" % sid, r"ERROR in app: Exception on /ratio/5 \[GET\]")
+    answer = request.answer()
+    assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
+    end_flask(run)
+
+
+def test_without_the_flask_strategy_a_view_just_answers_500(dpdb):
+    run, port = start_flask(dpdb, env={"DPDB_POST_MORTEM_HOOKS": "-flask"})
+    answer = Request("http://127.0.0.1:%d/ratio/5" % port).answer()
+    assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
+    run.expect(r"ERROR in app: Exception on /ratio/5 \[GET\]")
+    no_post_mortem_in(run)
+    end_flask(run)
+
+
+# --- Celery ---------------------------------------------------------------------------------
+
+
+def test_a_celery_task_that_raises_opens_a_session_in_its_pool_worker(dpdb):
+    run, main, env = start_celery(dpdb, options=["--post-mortem"])
+    send_task(dpdb, env, "ratio")
+    line = line_of(os.path.join(FRAMEWORKS, "tasks.py"), DIVIDE)
+    run.expect(r"attached to session (\d+): pid (\d+) ForkPoolWorker-1[^\r\n]*, at tasks\.py:%d "
+               r"in ratio\(\)" % line)
+    sid, worker = run.match.group(1), int(run.match.group(2))
+    run.expect(r"celery: post-mortem of ZeroDivisionError in task tasks\.ratio\[[-0-9a-f]+\] "
+               r"\(the worker logs the failure and takes its next task once you continue\)")
+    # Past the task's time limits too: the pool holds them while the worker is paused.
+    stay_paused_and_answer(run)
+    run.sendline("c")
+    run.expect("session %s " % sid)
+    run.expect(r"Task tasks\.ratio\[[-0-9a-f]+\] raised unexpected: ZeroDivisionError")
+    assert "Hard time limit" not in plain(run.logfile_read.getvalue())
+    end_server(run, main, worker)
+
+
+# --- joblib / loky --------------------------------------------------------------------------
+
+
+JOBLIB_JOB = os.path.join(FRAMEWORKS, "joblib_job.py")
+
+
+def test_a_joblib_task_that_raises_opens_a_session_in_its_loky_worker(dpdb):
+    pytest.importorskip("joblib")
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", JOBLIB_JOB)
+    run.expect(r"main pid (\d+)")
+    main = int(run.match.group(1))
+    run.expect(r"attached to session (\d+): pid (\d+)[^\r\n]*, at joblib_job\.py:%d in share\(\)"
+               % line_of(JOBLIB_JOB, DIVIDE))
+    sid, worker = run.match.group(1), int(run.match.group(2))
+    assert worker != main
+    run.expect(r"loky: post-mortem of ZeroDivisionError in the worker that ran share \(the "
+               r"caller gets the exception once you continue\)")
+    run.expect(PROMPT)
+    run.sendline("p total, rows, __import__('os').getpid() == %d" % worker)
+    run.expect(r"\(10, 5, True\)")
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("session %s " % sid)
+    run.expect("the caller got ZeroDivisionError")
+    finish(run, 0)
+    # The caller caught it: no session of its own.
+    assert plain(run.logfile_read.getvalue()).count("post-mortem of") == 1
+
+
+def test_without_the_loky_strategy_the_worker_opens_nothing(dpdb):
+    pytest.importorskip("joblib")
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", JOBLIB_JOB,
+                     env={"DPDB_POST_MORTEM_HOOKS": "-loky"})
+    run.expect("the caller got ZeroDivisionError")
+    finish(run, 0)
+    no_post_mortem_in(run)
