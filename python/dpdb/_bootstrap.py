@@ -10,6 +10,9 @@ import threading
 
 def start(sitecustomize_path):
     _chain_sitecustomize(sitecustomize_path)
+    from dpdb import _command_source
+
+    _command_source.register()
     if os.environ.get("DPDB_RUN_INTERACTIVE"):
         _ctrl_c_pauses()  # first: the terminal's Ctrl-C may come while the link starts
     from dpdb import _process

@@ -235,6 +235,7 @@ class GlobalBreakpoints:
         for bp in self.wanted:
             file, _ = parse_spec(bp["spec"])
             if file is not None:
-                names.add(os.path.basename(file) if file.endswith(".py")
+                # "<string>" (python -c's program) is watched as it is written.
+                names.add(os.path.basename(file) if file.endswith((".py", ">"))
                           else os.path.basename(file) + ".py")
         _agent.watch_code(self.code_appeared, names)
