@@ -13,6 +13,7 @@ child, which inherits them, reconciles them with the hub's list like any process
 """
 
 import bdb
+import linecache
 import os
 import sys
 import sysconfig
@@ -154,6 +155,8 @@ class GlobalBreakpoints:
     def code_appeared(self, filename):
         """From the code watch: code of `filename` is about to run, or to be made, in this
         thread. Not while this thread arms: the engine's own code.replace() raises the watch."""
+        if filename.startswith("<") and not linecache.getlines(filename):
+            return  # a string a library compiles (namedtuple's, dataclasses'): no lines to arm
         if getattr(_arming, "now", False) or not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
             return
         try:
