@@ -92,7 +92,7 @@ class Pytest:
     modules = ("_pytest.config",)
     PLUGIN = "dpdb._pytest_post_mortem"
 
-    def hook(self, config):
+    def hook(self, module):
         plugins = [p.strip() for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
         if self.PLUGIN not in plugins:
             os.environ["PYTEST_PLUGINS"] = ",".join(plugins + [self.PLUGIN])

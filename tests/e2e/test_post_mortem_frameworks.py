@@ -15,6 +15,7 @@ import pytest
 from conftest import PROMPT, expect_all, finish, line_of, plain, program
 from test_supervisors import (FRAMEWORKS, Request, end_server, free_port, send_task,
                               start_celery, stay_paused_and_answer)
+from test_supervisors import nothing_left  # noqa: F401 (autouse: no server outlives a test)
 
 DIVIDE = "# line: divide"
 
@@ -91,8 +92,8 @@ def test_a_celery_task_that_raises_opens_a_session_in_its_pool_worker(dpdb):
     # Past the task's time limits too: the pool holds them while the worker is paused.
     stay_paused_and_answer(run)
     run.sendline("c")
-    run.expect("session %s " % sid)
-    run.expect(r"Task tasks\.ratio\[[-0-9a-f]+\] raised unexpected: ZeroDivisionError")
+    expect_all(run, "session %s continued" % sid,
+               r"Task tasks\.ratio\[[-0-9a-f]+\] raised unexpected: ZeroDivisionError")
     assert "Hard time limit" not in plain(run.logfile_read.getvalue())
     end_server(run, main, worker)
 
@@ -119,8 +120,7 @@ def test_a_joblib_task_that_raises_opens_a_session_in_its_loky_worker(dpdb):
     run.expect(r"\(10, 5, True\)")
     run.expect(PROMPT)
     run.sendline("c")
-    run.expect("session %s " % sid)
-    run.expect("the caller got ZeroDivisionError")
+    expect_all(run, "session %s continued" % sid, "the caller got ZeroDivisionError")
     finish(run, 0)
     # The caller caught it: no session of its own.
     assert plain(run.logfile_read.getvalue()).count("post-mortem of") == 1
