@@ -4,7 +4,7 @@
 
 import os
 
-from conftest import PROMPT, finish, line_of, program
+from conftest import PROMPT, expect_all, finish, line_of, program
 
 LAUNCHER = program("command.py")
 BODY = program("command_body.py")  # the -c program's text: its lines are "<string>"'s
@@ -20,8 +20,8 @@ def test_a_breakpoint_in_python_c_code_stops_and_lists_its_lines(dpdb):
     # The -c process arms it; the launcher, a script, has no "<string>" of its own.
     assert "armed in 1 process" in added.stdout, added.stdout
     open(go, "w").close()
-    run.expect(r"attached to session \d+: pid \d+[^\r\n]*, at <string>:%d in work\(\)" % total)
-    run.expect(r"<string>\(%d\)work\(\)" % total)
+    expect_all(run, r"attached to session \d+: pid \d+[^\r\n]*, at <string>:%d in work\(\)" % total,
+               r"<string>\(%d\)work\(\)" % total)
     run.expect(PROMPT)
     run.sendline("l")
     run.expect(r"%d B->\s+total = sum\(range\(rows\)\)" % total)

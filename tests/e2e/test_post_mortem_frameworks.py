@@ -12,7 +12,7 @@ import urllib.error
 import pexpect
 import pytest
 
-from conftest import PROMPT, finish, line_of, plain, program
+from conftest import PROMPT, expect_all, finish, line_of, plain, program
 from test_supervisors import (FRAMEWORKS, Request, end_server, free_port, send_task,
                               start_celery, stay_paused_and_answer)
 from test_supervisors import nothing_left  # noqa: F401 (autouse: no server outlives a test)
@@ -50,11 +50,12 @@ def test_a_flask_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
     run, port = start_flask(dpdb)
     request = Request("http://127.0.0.1:%d/ratio/5" % port)
     line = line_of(os.path.join(FRAMEWORKS, "wsgi_app.py"), DIVIDE)
-    run.expect(r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at wsgi_app\.py:%d in "
-               r"ratio\(\)" % line)
-    assert run.match.group(1) != "MainThread"  # the server's thread that served the request
-    run.expect(r"flask: post-mortem of ZeroDivisionError in GET /ratio/5 \(Flask answers it with "
-               r"a 500 once you continue\)")
+    attached = expect_all(
+        run, r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at wsgi_app\.py:%d "
+        r"in ratio\(\)" % line,
+        r"flask: post-mortem of ZeroDivisionError in GET /ratio/5 \(Flask answers it with a 500 "
+        r"once you continue\)")[0]
+    assert attached.group(1) != "MainThread"  # the server's thread that served the request
     run.expect(PROMPT)
     run.sendline("p total, rows")
     run.expect(r"\(10, 5\)")
@@ -83,11 +84,12 @@ def test_a_celery_task_that_raises_opens_a_session_in_its_pool_worker(dpdb):
     run, main, env = start_celery(dpdb, options=["--post-mortem"])
     send_task(dpdb, env, "ratio")
     line = line_of(os.path.join(FRAMEWORKS, "tasks.py"), DIVIDE)
-    run.expect(r"attached to session \d+: pid (\d+) ForkPoolWorker-1[^\r\n]*, at tasks\.py:%d "
-               r"in ratio\(\)" % line)
-    worker = int(run.match.group(1))
-    run.expect(r"celery: post-mortem of ZeroDivisionError in task tasks\.ratio\[[-0-9a-f]+\] "
-               r"\(the worker logs the failure and takes its next task once you continue\)")
+    attached = expect_all(
+        run, r"attached to session \d+: pid (\d+) ForkPoolWorker-1[^\r\n]*, at tasks\.py:%d in "
+        r"ratio\(\)" % line,
+        r"celery: post-mortem of ZeroDivisionError in task tasks\.ratio\[[-0-9a-f]+\] \(the "
+        r"worker logs the failure and takes its next task once you continue\)")[0]
+    worker = int(attached.group(1))
     # Past the task's time limits too: the pool holds them while the worker is paused.
     stay_paused_and_answer(run)
     run.sendline("c")
@@ -107,12 +109,13 @@ def test_a_joblib_task_that_raises_opens_a_session_in_its_loky_worker(dpdb):
     run = dpdb.spawn("dpdb", "run", "--post-mortem", JOBLIB_JOB)
     run.expect(r"main pid (\d+)")
     main = int(run.match.group(1))
-    run.expect(r"attached to session \d+: pid (\d+)[^\r\n]*, at joblib_job\.py:%d in share\(\)"
-               % line_of(JOBLIB_JOB, DIVIDE))
-    worker = int(run.match.group(1))
+    attached = expect_all(
+        run, r"attached to session \d+: pid (\d+)[^\r\n]*, at joblib_job\.py:%d in share\(\)"
+        % line_of(JOBLIB_JOB, DIVIDE),
+        r"loky: post-mortem of ZeroDivisionError in the worker that ran share \(the caller gets "
+        r"the exception once you continue\)")[0]
+    worker = int(attached.group(1))
     assert worker != main
-    run.expect(r"loky: post-mortem of ZeroDivisionError in the worker that ran share \(the "
-               r"caller gets the exception once you continue\)")
     run.expect(PROMPT)
     run.sendline("p total, rows, __import__('os').getpid() == %d" % worker)
     run.expect(r"\(10, 5, True\)")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import PROMPT, finish, line_of, plain, program
+from conftest import PROMPT, expect_all, finish, line_of, plain, program
 
 SUITE = program(os.path.join("failing_suite", "checks.py"))
 DIVIDE = line_of(SUITE, "# line: divide")
@@ -24,14 +24,16 @@ def test_a_failing_test_opens_a_session_where_it_failed(dpdb, workers):
     if workers:
         pytest.importorskip("xdist")
     run = run_suite(dpdb, *(["-n", str(workers)] if workers else []))
-    run.expect(r"attached to session \d+: pid \d+([^,\r\n]*), [^\r\n]*at checks\.py:%d in "
-               r"test_fails\(\)" % DIVIDE)
-    label = run.match.group(1).strip()
-    if workers:
-        assert label.startswith("gw"), label  # in the xdist worker that ran the test
-    run.expect(r"pytest: post-mortem of ZeroDivisionError in \S*checks\.py::test_fails \(pytest "
-               r"reports it once you continue\)")
-    run.expect(r"-> assert rows\[0\] / rows\[1\] > 1")
+    # The notice that a session is there comes at the end of a line of the program's, which
+    # pytest's progress (".sF") has not ended yet: in either order.
+    attached = expect_all(
+        run, r"attached to session \d+: pid \d+([^,\r\n]*), [^\r\n]*at checks\.py:%d in "
+        r"test_fails\(\)" % DIVIDE,
+        r"pytest: post-mortem of ZeroDivisionError in \S*checks\.py::test_fails \(pytest "
+        r"reports it once you continue\)",
+        r"-> assert rows\[0\] / rows\[1\] > 1")[0]
+    if workers:  # in the xdist worker that ran the test
+        assert attached.group(1).strip().startswith("gw"), attached.group(1)
     run.expect(PROMPT)
     run.sendline("p rows")
     run.expect(r"\[3, 0\]")
