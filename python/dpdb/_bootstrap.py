@@ -29,8 +29,7 @@ def start(sitecustomize_path):
 
             _pickled_code.keep_file_names()
 
-            _ray.keep_breakpoints(set_trace, (lambda: _post_mortem(*sys.exc_info()))
-                                  if os.environ.get("DPDB_POST_MORTEM") else None)
+            _ray.keep_breakpoints(set_trace, bool(os.environ.get("DPDB_POST_MORTEM")))
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return

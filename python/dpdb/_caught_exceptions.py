@@ -9,7 +9,8 @@ frames, with their locals, as pdb.post_mortem shows them). The framework goes on
 handling once the session is continued. The session's first line says which strategy opened it
 and what the framework does next.
 
-Ray's tasks are handled by _ray (Ray asks its own debugger, which dpdb answers for).
+Ray's tasks are _ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
+here); DPDB_RAY=off switches it.
 DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-loky`.
 """
 
