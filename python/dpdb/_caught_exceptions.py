@@ -1,13 +1,13 @@
 """`dpdb run --post-mortem` where a framework catches the exception itself.
 
-A Flask view that raises becomes a 500, a Celery task that raises is stored as FAILURE, a test
-that fails is a report of pytest's, a task that raises in a joblib/loky worker is sent back to
-its caller: none of these exceptions is uncaught, so the process's excepthook never sees them.
-Each strategy here hooks the framework's own place for its exception, in the process and the
-thread where it was raised, and opens a post-mortem session on its traceback there (the
-frames, with their locals, as pdb.post_mortem shows them). The framework goes on with its own
-handling once the session is continued. The session's first line says which strategy opened it
-and what the framework does next.
+A Flask or Django view that raises becomes a 500, a Celery task that raises is stored as
+FAILURE, a test that fails is a report of pytest's, a task that raises in a joblib/loky worker
+is sent back to its caller: none of these exceptions is uncaught, so the process's excepthook
+never sees them. Each strategy here hooks the framework's own place for its exception, in the
+process and the thread where it was raised, and opens a post-mortem session on its traceback
+there (the frames, with their locals, as pdb.post_mortem shows them). The framework goes on
+with its own handling once the session is continued. The session's first line says which
+strategy opened it and what the framework does next.
 
 Ray's tasks are _ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
 here); DPDB_RAY=off switches it.
@@ -15,6 +15,7 @@ DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-l
 """
 
 import os
+import sys
 
 from dpdb import _on_import, _switches
 
@@ -64,6 +65,27 @@ class Flask:
         post_mortem(exception, getattr(exception, "__traceback__", None),
                     "flask: post-mortem of %s in %s (Flask answers it with a 500 once you "
                     "continue)" % (type(exception).__name__, where))
+
+
+class Django:
+    """Django answers a view's exception with a 500 (response_for_exception), which first sends
+    the got_request_exception signal, while the exception is handled, in the thread that served
+    the request."""
+
+    name = "django"
+    modules = ("django.core.signals",)
+
+    def hook(self, signals):
+        signals.got_request_exception.connect(self.on_exception, weak=False,
+                                              dispatch_uid="dpdb post-mortem")
+
+    @staticmethod
+    def on_exception(sender=None, request=None, **extra):
+        _, exception, traceback = sys.exc_info()
+        post_mortem(exception, traceback,
+                    "django: post-mortem of %s in %s %s (Django answers it with a 500 once you "
+                    "continue)" % (type(exception).__name__, getattr(request, "method", "?"),
+                                   getattr(request, "path", "?")))
 
 
 class Celery:
@@ -137,7 +159,7 @@ def _task_name(item):
     return getattr(function, "__qualname__", None) or type(function).__name__
 
 
-STRATEGIES = (Flask, Celery, Pytest, Loky)
+STRATEGIES = (Flask, Django, Celery, Pytest, Loky)
 
 
 def install(open_session):

@@ -1,9 +1,10 @@
 """`dpdb run --post-mortem` where a framework catches the exception itself: a Flask view's (the
-werkzeug development server answers 500), a Celery task's (a prefork worker, a broker in a
-folder), a task's in a joblib/loky worker (sent back to its caller). The session opens in the
-process and thread that raised, in its frames, and the framework goes on once it is continued;
-with the strategy switched off, nothing opens. Real frameworks from PyPI: dev/test runs these in
-build/venv-frameworks; where the frameworks are not installed they skip."""
+werkzeug development server answers 500), a Django view's (its development server), a Celery
+task's (a prefork worker, a broker in a folder), a task's in a joblib/loky worker (sent back to
+its caller). The session opens in the process and thread that raised, in its frames, and the
+framework goes on once it is continued; with the strategy switched off, nothing opens. Real
+frameworks from PyPI: dev/test runs these in build/venv-frameworks; where the frameworks are not
+installed they skip."""
 
 import os
 import signal
@@ -39,7 +40,7 @@ def start_flask(dpdb, env=None):
     return run, port
 
 
-def end_flask(run):
+def end_server_by_signal(run):
     # SIGTERM to dpdb goes on to the program, as a service manager's would.
     run.kill(signal.SIGTERM)
     run.expect(pexpect.EOF)
@@ -65,7 +66,7 @@ def test_a_flask_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
     run.expect(r"ERROR in app: Exception on /ratio/5 \[GET\]")
     answer = request.answer()
     assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
-    end_flask(run)
+    end_server_by_signal(run)
 
 
 def test_without_the_flask_strategy_a_view_just_answers_500(dpdb):
@@ -74,7 +75,36 @@ def test_without_the_flask_strategy_a_view_just_answers_500(dpdb):
     assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
     run.expect(r"ERROR in app: Exception on /ratio/5 \[GET\]")
     no_post_mortem_in(run)
-    end_flask(run)
+    end_server_by_signal(run)
+
+
+# --- Django ---------------------------------------------------------------------------------
+
+
+def test_a_django_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
+    pytest.importorskip("django")
+    port = free_port()
+    app = os.path.join(FRAMEWORKS, "django_app.py")
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", app, "runserver", "--noreload",
+                     "127.0.0.1:%d" % port, cwd=FRAMEWORKS)
+    run.expect(r"Starting (WSGI )?development server at http://127\.0\.0\.1:%d/" % port)
+    request = Request("http://127.0.0.1:%d/ratio/5" % port)
+    attached = expect_all(
+        run, r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at django_app\.py:%d"
+        r" in ratio\(\)" % line_of(app, DIVIDE),
+        r"django: post-mortem of ZeroDivisionError in GET /ratio/5 \(Django answers it with a 500 "
+        r"once you continue\)")[0]
+    assert attached.group(1) != "MainThread"  # the server's thread that served the request
+    run.expect(PROMPT)
+    run.sendline("p total, rows")
+    run.expect(r"\(10, 5\)")
+    run.expect(PROMPT)
+    run.sendline("c")
+    # Django's own handling goes on: it answers 500 (the server logs the request).
+    run.expect(r"GET /ratio/5 HTTP/1\.1\" 500")
+    answer = request.answer()
+    assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
+    end_server_by_signal(run)
 
 
 # --- Celery ---------------------------------------------------------------------------------
