@@ -303,13 +303,13 @@ void Link::after_fork_in_child(const std::string& proc_json) {
 bool Link::connect_once() {
     std::string secret;
     std::string secret_file;
-    wire::Json proc;
+    std::string proc_json;
     HubAddress address;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         secret = secret_;
         secret_file = secret_file_;
-        proc = wire::Json::parse(proc_json_);
+        proc_json = proc_json_;
         address = address_;
     }
     if (secret.empty() && !secret_file.empty()) {
@@ -327,7 +327,8 @@ bool Link::connect_once() {
         connected = std::exchange(forked_socket_, -1);
     }
     try {
-        wire::Channel::connect(*channel, address, secret, "agent", proc, connected);
+        wire::Channel::connect(*channel, address, secret, "agent", wire::Json::parse(proc_json),
+                               connected);
     } catch (const std::exception&) {
         std::lock_guard<std::mutex> lock(mutex_);
         connecting_.reset();
@@ -339,6 +340,11 @@ bool Link::connect_once() {
     connected_ = true;
     ever_connected_ = true;
     attempted_ = true;
+    // What changed during the handshake (a thread renamed, tags set) was not sent: the hub has
+    // the description the handshake carried.
+    if (proc_json_ != proc_json) {
+        channel->send(wire::make("proc_update", {{"proc", wire::Json::parse(proc_json_)}}));
+    }
     // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every
     // session that is waiting.
     for (const auto& [sid, state] : sessions_) {

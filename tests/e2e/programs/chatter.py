@@ -6,7 +6,11 @@ import time
 
 ROUNDS = int(sys.argv[1])
 
-print("terminals", os.ttyname(0), os.ttyname(1), flush=True)
+def terminal(fd):
+    return os.ttyname(fd) if os.isatty(fd) else "-"
+
+
+print("terminals", terminal(0), terminal(1), flush=True)
 child = os.fork()
 if child == 0:
     for beat in range(ROUNDS):
