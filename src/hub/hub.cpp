@@ -297,6 +297,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             process->ending = {{"exec", message.str("path")}, {"argv", message["argv"]}};
             return;
         }
+        if (type == "exec_failed") {
+            if (process->ending.contains("exec")) process->ending = Json();
+            return;
+        }
         if (type == "crash") {
             process->ending = {{"signal", message.str("signal")},
                                {"stacks", message.str("stacks")}};

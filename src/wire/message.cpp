@@ -50,6 +50,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
         // The process is about to exec another program (its connection then closes).
         {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},
+        // ... and it did not: the exec failed (no such file, not executable) and Python goes on.
+        {"exec_failed", {}},
         // Logpoint messages, queued in the process and sent in batches: [{time, thread, tid, bp,
         // text, dropped?}]; the hub adds who sent them (pid, host, tags) and keeps them.
         {"log_lines", {{"lines", Kind::Array}}},
