@@ -45,13 +45,19 @@ def _set_trace_at(frame, header=None):
 
 
 def post_mortem(traceback=None, *, header=None):
-    """Open a post-mortem session on a traceback (default: the exception being handled)."""
-    from dpdb._debugger import Debugger, stopped_debugging
-
+    """Open a post-mortem session on a traceback (default: the exception being handled), with
+    `header` as its first line."""
+    exception = None
     if traceback is None:
-        traceback = sys.exc_info()[2]
+        _, exception, traceback = sys.exc_info()
     if traceback is None:
         raise ValueError("post_mortem() needs a traceback outside an except block")
+    _post_mortem_of(traceback, exception, header)
+
+
+def _post_mortem_of(traceback, exception, header=None):
+    from dpdb._debugger import Debugger, stopped_debugging
+
     if stopped_debugging():
         return
     use_hub = _can_use_hub()
@@ -61,7 +67,7 @@ def post_mortem(traceback=None, *, header=None):
     if header is not None:
         debugger.message(header)
     if use_hub:
-        debugger.post_mortem(traceback)
+        debugger.post_mortem(traceback, exception)
     else:  # pdb.post_mortem's own steps, with the header before them
         debugger.reset()
         debugger.interaction(None, traceback)

@@ -19,8 +19,8 @@ import sys
 
 from dpdb import _on_import, _switches
 
-# Handed down by the start-up (a leaf imports no stage): opens a post-mortem session on a
-# traceback, with a first line for the user.
+# Handed down by the start-up (a leaf imports no stage): opens a post-mortem session on an
+# exception's traceback, with a first line for the user.
 _open = None
 # Set on an exception a session was opened for: one that is raised again (a framework that
 # propagates it, a caller in the same process) opens no second session.
@@ -35,7 +35,7 @@ def post_mortem(exception, traceback, header):
         setattr(exception, _SEEN, True)
     except Exception:
         pass  # an exception that takes no attributes: it may be seen twice, no more
-    _open(traceback, header)
+    _open(exception, traceback, header)
 
 
 def seen(exception):

@@ -398,9 +398,9 @@ void Link::run_io(std::uint64_t generation) {
 
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
-    if (type == "release") {
+    if (type == "release" || type == "terminate") {
         // Every paused thread quits its session (pdb's `q` in dpdb: stop debugging, run on);
-        // the control thread takes the breakpoints out.
+        // the control thread takes the breakpoints out (and, for terminate, sends SIGTERM).
         std::lock_guard<std::mutex> lock(mutex_);
         for (auto& [sid, state] : sessions_) {
             state.inbox.push_back(
@@ -409,7 +409,7 @@ void Link::dispatch(const wire::Message& message) {
         changed_.notify_all();
     }
     if (type == "breakpoints" || type == "stacks_request" || type == "pause" ||
-        type == "interrupt" || type == "release" || type == "debug") {
+        type == "interrupt" || type == "release" || type == "debug" || type == "terminate") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
         if (type == "stacks_request") body["gil"] = take_gil_snapshot().unresolved_json();

@@ -86,6 +86,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"release", {}},
         // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
         {"debug", {}},
+        // Release it, then SIGTERM (an IDE's terminate request).
+        {"terminate", {}},
         // Client -> hub.
         // Answered by one or more "listing" pages; sessions_only leaves the processes out.
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
@@ -93,18 +95,21 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"summarize", {{"id", Kind::Int}}},
         {"subscribe", {}},
         // Requests answered by a "result" with the same id.
-        // With "log", a logpoint: the message is sent instead of stopping.
+        // With "log", a logpoint: the message is sent instead of stopping; "ignore": the hits
+        // passed before it stops.
         {"break_add",
          {{"id", Kind::Int},
           {"spec", Kind::String},
           {"condition", Kind::String},
-          {"log", Kind::String, false}}},
+          {"log", Kind::String, false},
+          {"ignore", Kind::Int, false}}},
         {"break_clear", {{"id", Kind::Int}, {"bp", Kind::Int}}},  // bp 0: all
         {"break_list", {{"id", Kind::Int}}},
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
         {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"debug_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
+        {"terminate_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // The kept logpoint messages, oldest first (no pids: every process), in "result" pages.
         {"logs", {{"id", Kind::Int}, {"pids", Kind::Array}, {"limit", Kind::Int, false}}},
