@@ -108,17 +108,19 @@ class Celery:
 
 class Pytest:
     """pytest reports a failing test itself; its pytest_exception_interact hook is where --pdb
-    opens pdb. dpdb's plugin (_pytest_post_mortem) implements that hook, and pytest loads it
-    from PYTEST_PLUGINS, set when pytest is imported (and inherited by xdist's workers)."""
+    opens pdb. dpdb's plugin (_pytest_post_mortem) implements that hook, and goes into this
+    process's pytest as one of its default plugins, which get_config() imports by name: not
+    through PYTEST_PLUGINS, which every child would inherit, a child without dpdb too (pytest run
+    in a virtual environment of its own would fail to load it). xdist's workers carry the agent,
+    and do the same when they import pytest."""
 
     name = "pytest"
     modules = ("_pytest.config",)
     PLUGIN = "dpdb._pytest_post_mortem"
 
-    def hook(self, module):
-        plugins = [p.strip() for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
-        if self.PLUGIN not in plugins:
-            os.environ["PYTEST_PLUGINS"] = ",".join(plugins + [self.PLUGIN])
+    def hook(self, config):
+        if self.PLUGIN not in config.default_plugins:
+            config.default_plugins = tuple(config.default_plugins) + (self.PLUGIN,)
 
 
 class Loky:

@@ -1,6 +1,6 @@
-"""dpdb's pytest plugin under `dpdb run --post-mortem` (loaded through PYTEST_PLUGINS, see
-_caught_exceptions.Pytest): a failing test opens a post-mortem session where it failed, in the
-process that ran it (an xdist worker too), as `pytest --pdb` opens pdb."""
+"""dpdb's pytest plugin under `dpdb run --post-mortem` (one of pytest's default plugins in a
+process under dpdb, see _caught_exceptions.Pytest): a failing test opens a post-mortem session
+where it failed, in the process that ran it (an xdist worker too), as `pytest --pdb` opens pdb."""
 
 from dpdb import _caught_exceptions
 
