@@ -1,6 +1,8 @@
 """The wheels that dev/wheels built into dist/: tagged manylinux with no library beyond the policy,
 and working from a fresh virtual environment where the build machine's libedit, OpenSSL, SQLite,
-ncurses (libtinfo) and libbsd cannot be loaded: a mount namespace puts an empty file over each."""
+ncurses (libtinfo) and libbsd cannot be loaded: a mount namespace puts an empty file over each.
+Not named test_*: `pytest tests` leaves it out (the wheels must be built first); dev/test's
+"Wheels" step names it."""
 
 import glob
 import os
