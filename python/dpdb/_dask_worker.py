@@ -73,9 +73,14 @@ async def _heartbeat(worker):
 
     start = time.time()
     tasks = worker.state.tasks
+    # In Worker.heartbeat's order: get_metrics hands the spans' digests to their extension,
+    # whose heartbeat() takes them (left there, the worker's next get_metrics fails).
+    metrics = await worker.get_metrics()
+    extensions = {name: extension.heartbeat() for name, extension in worker.extensions.items()
+                  if hasattr(extension, "heartbeat")}
     async with rpc(worker.scheduler.address, connection_args=worker.connection_args) as scheduler:
         await scheduler.heartbeat_worker(
-            address=worker.contact_address, now=start, metrics=await worker.get_metrics(),
+            address=worker.contact_address, now=start, metrics=metrics,
             executing={key: start - tasks[key].start_time
                        for key in worker.active_keys if key in tasks},
-            extensions={})
+            extensions=extensions)
