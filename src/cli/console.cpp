@@ -23,9 +23,6 @@ namespace {
 constexpr int kTickMs = 200;
 constexpr auto kCompletionTimeout = std::chrono::seconds(3);
 constexpr auto kLastWordsWait = std::chrono::seconds(1);
-// Pause notices: at most this many per window, then one line that counts the others.
-constexpr int kAnnouncedPerWindow = 5;
-constexpr auto kAnnounceWindow = std::chrono::seconds(1);
 // `sessions` lists them all up to this many; beyond, where they are and the first of them.
 constexpr std::size_t kSessionsShown = 20;
 
@@ -81,6 +78,8 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
                 return complete(text, line, begidx, endidx);
             },
             history_file());
+    }
+    if (interactive_ || options_.program_terminal != nullptr) {
         struct sigaction action {};
         action.sa_handler = on_sigwinch;
         sigaction(SIGWINCH, &action, nullptr);
@@ -126,17 +125,25 @@ void Console::check_interrupt() {
 
 Console::~Console() = default;
 
-void Console::say(const std::string& text) {
-    const std::string line = "[dpdb] " + text + "\n";
-    if (editor_) {
-        // The label counts the waiting sessions, which may just have changed.
-        if (editor_->editing() && attached_ != 0)
-            editor_->set_prompt(prompt_label() + last_prompt_);
-        // A line given up (its session ended) is not drawn again under the news.
-        editor_->print_above(line, !abandon_line_);
-    } else {
-        std::fputs(line.c_str(), stdout);
-        std::fflush(stdout);
+std::optional<wire::Message> Console::receive(int timeout_ms) {
+    ProgramTerminal* program = options_.program_terminal;
+    if (program == nullptr || program->fd() < 0) return channel_.receive(timeout_ms);
+    // What the channel holds already (a TLS record read with an earlier one) comes first.
+    if (auto message = channel_.receive(0)) return message;
+    pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {program->fd(), POLLIN, 0}};
+    if (::poll(fds, 2, timeout_ms) > 0 && fds[1].revents != 0) relay_program_output();
+    show_due_lines();
+    return channel_.receive(0);
+}
+
+void Console::follow_terminal_size() {
+    if (!g_terminal_resized.exchange(false)) return;
+    if (options_.program_terminal != nullptr) options_.program_terminal->copy_window_size();
+    if (!editor_) return;
+    editor_->resize();
+    // pdb fills the width it was told at attach (pp): attaching again tells the new one.
+    if (attached_ != 0) {
+        channel_.send(wire::make("attach", {{"sid", attached_}, {"cols", terminal_columns()}}));
     }
 }
 
@@ -189,6 +196,7 @@ int Console::run() {
             abandon_line_ = false;
             drop_typed_for_ended_session();
             std::optional<std::string> line;
+            show(lines_.close_open_line());
             if (editor_) {
                 line = editor_->read_line(prompt);
             } else {
@@ -254,45 +262,12 @@ void Console::drop_typed_for_ended_session() {
     dropped_partial_line_ = false;
 }
 
-// A job of thousands of processes that reach a breakpoint together would print a line for each:
-// a few lines a second, then one that counts the rest (`sessions` lists them).
-void Console::announce_pause(std::int64_t sid, const wire::Json& session) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - announce_window_ >= kAnnounceWindow) {
-        flush_announcements();
-        announce_window_ = now;
-        announced_ = 0;
-    }
-    if (announced_ < kAnnouncedPerWindow) {
-        ++announced_;
-        say("session " + std::to_string(sid) + " paused: " + process_label(session) + " at " +
-            location(session) + " (" + std::to_string(waiting_.size()) +
-            " waiting; `sessions` lists them, `switch " + std::to_string(sid) + "` goes there)");
-        return;
-    }
-    ++unannounced_;
-}
-
-void Console::flush_due_announcements() {
-    if (unannounced_ > 0 &&
-        std::chrono::steady_clock::now() - announce_window_ >= kAnnounceWindow) {
-        flush_announcements();
-        announced_ = 0;
-    }
-}
-
-void Console::flush_announcements() {
-    if (unannounced_ == 0) return;
-    say(std::to_string(unannounced_) + " more session(s) paused (" +
-        std::to_string(waiting_.size()) + " waiting; `sessions` lists them)");
-    unannounced_ = 0;
-}
-
 bool Console::pump(int timeout_ms) {
     check_interrupt();
+    follow_terminal_size();
     flush_due_announcements();
     try {
-        auto message = channel_.receive(timeout_ms);
+        auto message = receive(timeout_ms);
         while (message) {
             handle(*message);
             // Done (the session ended): what follows is not ours to read, and a hub that goes
@@ -313,21 +288,19 @@ bool Console::pump(int timeout_ms) {
 std::optional<unsigned char> Console::next_byte() {
     for (;;) {
         if (abandon_line_ || done_) return std::nullopt;
-        if (g_terminal_resized.exchange(false) && editor_) {
-            editor_->resize();
-            // pdb fills the width it was told at attach (pp): attaching again tells the new one.
-            if (attached_ != 0) {
-                channel_.send(
-                    wire::make("attach", {{"sid", attached_}, {"cols", terminal_columns()}}));
-            }
-        }
+        follow_terminal_size();
         if (stdin_closed_) {
             if (!pump(kTickMs)) return std::nullopt;
             continue;
         }
-        pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}};
-        const int ready = ::poll(fds, 2, kTickMs);
+        // poll() passes over a negative fd: without a program terminal, only the first two count.
+        const int program = options_.program_terminal ? options_.program_terminal->fd() : -1;
+        pollfd fds[3] = {
+            {STDIN_FILENO, POLLIN, 0}, {channel_.fd(), POLLIN, 0}, {program, POLLIN, 0}};
+        const int ready = ::poll(fds, 3, kTickMs);
         flush_due_announcements();
+        if (fds[2].revents != 0) relay_program_output();
+        show_due_lines();
         if (ready < 0) {  // EINTR: SIGWINCH or SIGINT
             check_interrupt();
             continue;
@@ -364,13 +337,11 @@ void Console::handle(const wire::Message& message) {
         if (!again) say(header);
     } else if (type == "output") {
         if (message.num("sid") != attached_) return;
+        // The attached session speaks now, on a line of its own (the program's open line, if any,
+        // goes on below it, as it would after a prompt).
         const auto text = message.str("text");
-        if (editor_) {
-            editor_->print_above(text);
-        } else {
-            std::fwrite(text.data(), 1, text.size(), stdout);
-            std::fflush(stdout);
-        }
+        show(lines_.close_open_line() + text);
+        lines_.shown_elsewhere(text);
     } else if (type == "prompt") {
         if (message.num("sid") == attached_) {
             line_sent_ = false;
@@ -397,7 +368,9 @@ void Console::handle(const wire::Message& message) {
                 (options_.follow == Follow::Run ? "Ctrl-C here or " + elsewhere + " elsewhere"
                                                 : elsewhere) +
                 " to come back)");
-        } else {
+        } else if (reason != "continued" || options_.follow != Follow::Run) {
+            // Under dpdb run the program's going on shows itself, as under pdb; the next
+            // session attached says so.
             say("session " + std::to_string(sid) + " " + reason);
         }
         if (switch_to_ != 0) {

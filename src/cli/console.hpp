@@ -14,6 +14,8 @@
 #include <string>
 
 #include "cli/line_editor.hpp"
+#include "cli/program_terminal.hpp"
+#include "cli/terminal_lines.hpp"
 #include "wire/channel.hpp"
 
 namespace dpdb::cli {
@@ -34,6 +36,8 @@ struct ConsoleOptions {
     // Follow::Run: the program's first process. Once it ended, what its agent sent before its
     // connection closed (the last logpoint messages) is shown before the console ends.
     std::int64_t program_pid = 0;
+    // Follow::Run: the program's output comes through here (cli/program_terminal), if at all.
+    ProgramTerminal* program_terminal = nullptr;
 };
 
 class Console {
@@ -44,6 +48,8 @@ class Console {
     int run();
     // Whether it ended because its terminal went away.
     bool hung_up() const { return hung_up_; }
+    // After run(): copies the program's output to the terminal until the program has ended.
+    void relay_until_program_ends();
 
   private:
     void handle(const wire::Message& message);
@@ -59,6 +65,16 @@ class Console {
     std::vector<std::string> complete(const std::string& text, const std::string& line, int begidx,
                                       int endidx);
     void say(const std::string& text);
+    // Puts text on the terminal, above the prompt being edited if there is one.
+    void show(const std::string& text, bool redraw = true);
+    bool editing() const { return editor_ && editor_->editing(); }
+    // The program's output (through its pseudo-terminal), and the notices that waited for a line's
+    // end (cli/terminal_lines).
+    void relay_program_output();
+    void show_due_lines();
+    // The next message from the hub, within timeout_ms, copying the program's output meanwhile.
+    std::optional<wire::Message> receive(int timeout_ms);
+    void follow_terminal_size();
     void announce_pause(std::int64_t sid, const wire::Json& session);
     void flush_announcements();
     void flush_due_announcements();
@@ -99,6 +115,7 @@ class Console {
     std::chrono::steady_clock::time_point announce_window_{};
     int announced_ = 0;    // pause notices in the current window
     int unannounced_ = 0;  // pauses since, told in one line at the window's end
+    TerminalLines lines_;
 };
 
 }  // namespace dpdb::cli

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@ constexpr std::int64_t kAskedAtMost = 100000;  // what a hub keeps
 // another order than they were written print in time order.
 constexpr auto kReorderWindow = std::chrono::milliseconds(500);
 constexpr int kTickMs = 100;
+constexpr auto kReconnectPause = std::chrono::milliseconds(500);
 
 void print_line(const wire::Json& entry, bool json) {
     const auto text = json ? entry.dump(-1, ' ', false, wire::Json::error_handler_t::replace)
@@ -49,42 +51,52 @@ bool wanted(const wire::Json& entry, const std::set<std::int64_t>& pids) {
     return pid.is_number_integer() && pids.count(pid.get<std::int64_t>()) != 0;
 }
 
+// What one hub keeps, asked on a channel of ours.
+wire::Json kept_on(wire::Channel& channel, const HubTarget& target, const wire::Json& pids) {
+    const auto result = ask_on(channel, target, "logs", {{"pids", pids}, {"limit", kAskedAtMost}},
+                               "result", kAnswerTimeoutMs);
+    if (result.type != "result") throw std::runtime_error(result.str("message"));
+    return result["data"].value("messages", wire::Json::array());
+}
+
 // Every message of every hub, oldest first.
 wire::Json kept_messages(const std::vector<HubTarget>& targets, const wire::Json& pids) {
     wire::Json all = wire::Json::array();
     for (const auto& target : targets) {
-        const auto result = ask_hub(target, "logs", {{"pids", pids}, {"limit", kAskedAtMost}},
-                                    "result", kAnswerTimeoutMs);
-        if (result.type != "result") throw std::runtime_error(result.str("message"));
-        for (const auto& entry : result["data"].value("messages", wire::Json::array())) {
-            all.push_back(entry);
-        }
+        wire::Channel channel;
+        connect_client(channel, target);
+        for (auto& entry : kept_on(channel, target, pids)) all.push_back(std::move(entry));
     }
     std::stable_sort(all.begin(), all.end(), before);
     return all;
 }
 
-// After the kept messages, the new ones as the hub passes them on, until the hub goes away or the
-// user stops it (Ctrl-C).
-int follow(wire::Channel& events, const std::set<std::int64_t>& pids, std::int64_t seen,
-           bool json) {
+// The messages the hub passes on as they come, in time order within kReorderWindow, until the
+// hub goes away (its error is returned) or the user stops it (Ctrl-C).
+std::string follow_channel(wire::Channel& events, const std::set<std::int64_t>& pids,
+                           std::int64_t& seen, bool json) {
     using Clock = std::chrono::steady_clock;
     std::vector<std::pair<Clock::time_point, wire::Json>> held;
-    for (;;) {
+    // Printed by the catch-up already. Not raised as messages go out: the hub numbers a message
+    // when it stores it, and passes on batches of several processes in any order.
+    const std::int64_t caught_up = seen;
+    std::string lost;
+    while (lost.empty() || !held.empty()) {
         std::optional<wire::Message> message;
-        try {
-            message = events.receive(kTickMs);
-        } catch (const std::exception& error) {
-            std::fprintf(stderr, "dpdb: the hub went away (%s)\n", error.what());
-            return 1;
+        if (lost.empty()) {
+            try {
+                message = events.receive(kTickMs);
+            } catch (const std::exception& error) {
+                lost = error.what();  // what is held still goes out, in order
+            }
         }
         if (message && message->type == "event" && message->str("kind") == "log") {
             const auto& entry = (*message)["data"];
-            if (entry.value("seq", std::int64_t{0}) > seen && wanted(entry, pids)) {
+            if (entry.value("seq", std::int64_t{0}) > caught_up && wanted(entry, pids)) {
                 held.emplace_back(Clock::now(), entry);
             }
         }
-        const auto due = Clock::now() - kReorderWindow;
+        const auto due = lost.empty() ? Clock::now() - kReorderWindow : Clock::time_point::max();
         std::vector<wire::Json> ready;
         for (auto it = held.begin(); it != held.end();) {
             if (it->first > due) {
@@ -95,8 +107,52 @@ int follow(wire::Channel& events, const std::set<std::int64_t>& pids, std::int64
             it = held.erase(it);
         }
         std::stable_sort(ready.begin(), ready.end(), before);
-        for (const auto& entry : ready) print_line(entry, json);
+        for (const auto& entry : ready) {
+            print_line(entry, json);
+            seen = std::max(seen, entry.value("seq", std::int64_t{0}));
+        }
         if (!ready.empty()) std::fflush(stdout);
+    }
+    return lost;
+}
+
+// Prints what the hub kept past `seen`. Asked on the subscribed channel itself, after the
+// subscription: the hub serves one connection in order, so every message it stores after that
+// answer comes as an event, and those that came as events before it are in the answer too.
+void catch_up(wire::Channel& events, const HubTarget& target, const wire::Json& pids,
+              std::int64_t& seen, bool json) {
+    connect_client(events, target);
+    events.send(wire::make("subscribe"));
+    auto kept = kept_on(events, target, pids);
+    std::stable_sort(kept.begin(), kept.end(), before);
+    for (const auto& entry : kept) {
+        if (entry.value("seq", std::int64_t{0}) <= seen) continue;
+        print_line(entry, json);
+        seen = std::max(seen, entry.value("seq", std::int64_t{0}));
+    }
+    std::fflush(stdout);
+}
+
+// As `tail -F` does with a file: a hub that restarts (its messages survive in its state
+// directory) is followed again where it left off, for as long as the user waits.
+int follow(const std::string& hub, const wire::Json& pids, const std::set<std::int64_t>& pid_set,
+           bool json) {
+    std::int64_t seen = 0;
+    bool away = false;
+    for (;;) {
+        wire::Channel events;
+        try {
+            catch_up(events, locate_hubs(hub).front(), pids, seen, json);
+        } catch (const std::exception&) {
+            std::this_thread::sleep_for(kReconnectPause);
+            continue;
+        }
+        if (away) std::fprintf(stderr, "dpdb: the hub is back; following it again\n");
+        const auto lost = follow_channel(events, pid_set, seen, json);
+        std::fprintf(stderr,
+                     "dpdb: lost the hub (%s); waiting for it to come back (Ctrl-C stops)\n",
+                     lost.c_str());
+        away = true;
     }
 }
 
@@ -122,16 +178,13 @@ int logs_command(const std::string& hub, const LogsOptions& options) {
         return 2;
     }
     const auto targets = locate_hubs(hub);
-    // Subscribed before the kept messages are asked for, so that none falls between the two.
-    wire::Channel events;
     if (options.follow) {
         if (targets.size() > 1) {
             std::fprintf(stderr,
                          "dpdb: several hubs are running; say which to follow with --hub\n");
             return 2;
         }
-        connect_client(events, targets.front());
-        events.send(wire::make("subscribe"));
+        return follow(targets.front().address.to_string(), pids, pid_set, options.json);
     }
     const auto kept = kept_messages(targets, pids);
     if (!options.trace_events.empty()) {
@@ -148,14 +201,9 @@ int logs_command(const std::string& hub, const LogsOptions& options) {
                     options.trace_events.c_str());
         return 0;
     }
-    std::int64_t seen = 0;
-    for (const auto& entry : kept) {
-        print_line(entry, options.json);
-        seen = std::max(seen, entry.value("seq", std::int64_t{0}));
-    }
+    for (const auto& entry : kept) print_line(entry, options.json);
     std::fflush(stdout);
-    if (!options.follow) return 0;
-    return follow(events, pid_set, seen, options.json);
+    return 0;
 }
 
 std::string log_line_text(const wire::Json& entry) {

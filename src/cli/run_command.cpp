@@ -22,6 +22,7 @@
 #include "cli/hub_locator.hpp"
 #include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
+#include "cli/program_terminal.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/auth.hpp"
@@ -60,10 +61,11 @@ void keep_from_program(const std::string& hub_socket_path) {
     ::closedir(dir);
 }
 
-pid_t start_program(const std::vector<std::string>& argv) {
+pid_t start_program(const std::vector<std::string>& argv, ProgramTerminal* terminal) {
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("cannot fork");
     if (pid == 0) {
+        if (terminal != nullptr) terminal->become_program_output();
         std::vector<char*> raw;
         raw.reserve(argv.size() + 1);
         for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
@@ -73,6 +75,7 @@ pid_t start_program(const std::vector<std::string>& argv) {
         std::fprintf(stderr, "dpdb: cannot run %s: %s\n", raw[0], std::strerror(errno));
         ::_exit(127);
     }
+    if (terminal != nullptr) terminal->close_program_side();
     return pid;
 }
 
@@ -182,7 +185,8 @@ int run_command(const RunOptions& options) {
     wire::Channel channel;
     connect_client(channel, target);
     if (embedded) keep_from_program(embedded->socket_path());
-    ProgramWatch program{start_program(argv), std::nullopt};
+    const auto terminal = ProgramTerminal::open_if_wanted();
+    ProgramWatch program{start_program(argv, terminal.get()), std::nullopt};
     // Ctrl-C while the program runs is for the program (it shares our process group); at the
     // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line. The
     // console catches it only to interrupt a command that an attached session runs.
@@ -193,6 +197,7 @@ int run_command(const RunOptions& options) {
     console_options.run_id = run_id;
     console_options.program_running = [&program] { return program.running(); };
     console_options.program_pid = program.pid;
+    console_options.program_terminal = terminal.get();
     Console console(channel, console_options);
     forward_signals_to(program.pid);
     // The console ends early if it lost the hub or its terminal; the program runs on regardless
@@ -202,6 +207,7 @@ int run_command(const RunOptions& options) {
         std::fprintf(stderr, "dpdb: the program runs on; its breakpoints wait for the hub\n");
     }
 
+    console.relay_until_program_ends();
     while (program.running()) ::usleep(50 * 1000);
     ::unlink((boot_dir + "/sitecustomize.py").c_str());
     ::rmdir(boot_dir.c_str());

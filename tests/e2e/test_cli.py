@@ -84,9 +84,9 @@ def test_api_post_mortem_and_set_trace(dpdb):
     run.sendline("p type(sys.exc_info()[1]).__name__ if sys.exc_info()[1] else 'post-mortem'")
     run.expect(PROMPT)
     run.sendline("c")
-    run.expect("session %d " % first)
     # set_trace(header=...): the header comes first, then the stop.
     run.expect(r"attached to session (\d+)")
+    assert int(run.match.group(1)) != first
     run.expect("api header for value")
     run.expect(stop_line(r"say\(", r"dpdb\.set_trace\(header="))
     run.expect(PROMPT)

@@ -62,7 +62,7 @@ def test_global_breakpoint_reaches_a_tree_already_running(dpdb):
     cleared = dpdb.run("dpdb", "break", "--clear")
     assert cleared.returncode == 0
     child.sendline("c")
-    child.expect(r"session \d+ continued")
+    wait_until(lambda: "paused at" not in dpdb.run("dpdb", "ps").stdout, "the leaf runs on")
     assert "no global breakpoints" in dpdb.run("dpdb", "break", "--list").stdout
     child.terminate(force=True)
 
@@ -289,7 +289,7 @@ def test_global_breakpoint_in_an_imported_module_of_a_call_heavy_loop(dpdb):
     child.expect(PROMPT)
     assert dpdb.run("dpdb", "break", "--clear").returncode == 0
     child.sendline("c")
-    child.expect(r"session \d+ continued")
+    wait_until(lambda: "paused at" not in dpdb.run("dpdb", "ps").stdout, "the job runs on")
     child.terminate(force=True)
 
 

@@ -10,7 +10,8 @@ import subprocess
 
 import pexpect
 
-from conftest import PROMPT, PYTHON, expect_all, finish, line_of, program, stop_line, wait_until
+from conftest import (PROMPT, PYTHON, expect_all, finish, line_of, plain, program, stop_line,
+                      wait_until)
 from test_hub import Hub
 
 PIPELINE = program("pipeline.py")
@@ -208,3 +209,32 @@ def test_a_logpoint_at_the_prompt(dpdb):
     run.expect(r"\[dpdb\] .* MainThread: appending 0 <value/0 raised ZeroDivisionError: "
                r"division by zero>")
     run.terminate(force=True)
+
+
+def test_follow_outlives_a_hub_restart(dpdb):
+    """`dpdb logs --follow` waits for a hub that went away and goes on where it left off."""
+    state = os.path.join(dpdb.root, "state")
+    hub = Hub(dpdb, "--state-dir", state)
+    chatter = program("chatter.py")
+    beat = line_of(chatter, "chatter: one beat")
+    added = dpdb.run("dpdb", "break", "chatter.py:%d" % beat, "--log", "beat {beat}",
+                     env=hub.env)
+    assert added.returncode == 0, added.stderr
+    follow = dpdb.spawn("dpdb", "logs", "--follow", env=hub.env)
+    first = dpdb.run("dpdb", "run", chatter, "3", env=hub.env)
+    assert first.returncode == 0, first.stderr
+    expect_all(follow, "beat 0", "beat 1", "beat 2")
+
+    hub.child.kill(signal.SIGTERM)
+    hub.child.expect(pexpect.EOF)
+    follow.expect(r"dpdb: lost the hub \([^\r\n]*\); waiting for it to come back")
+    again = Hub(dpdb, "--state-dir", state)
+    follow.expect("dpdb: the hub is back; following it again")
+    second = dpdb.run("dpdb", "run", chatter, "2", env=again.env)
+    assert second.returncode == 0, second.stderr
+    expect_all(follow, "beat 0", "beat 1")
+    follow.kill(signal.SIGINT)
+    follow.expect(pexpect.EOF)
+    # Each message once: none of the first run's again after the restart.
+    shown = [line for line in plain(follow.logfile_read.getvalue()).splitlines() if "beat " in line]
+    assert len(shown) == 5, shown

@@ -41,7 +41,7 @@ def test_each_paused_thread_is_a_session_and_others_run(dpdb):
         child.expect(PROMPT)
         child.sendline("c")
         # The other thread's session comes next, in the same terminal.
-        expect_all(child, "session %d continued" % first, "%s done with" % first_name,
+        expect_all(child, "%s done with" % first_name,
                    r"attached to session %d: pid %d [^\r\n]*, thread worker-%s,"
                    % (second, pid, second_name))
         child.expect(PROMPT)
@@ -52,7 +52,7 @@ def test_each_paused_thread_is_a_session_and_others_run(dpdb):
         child.expect(r"\(2, '%s'\)" % second_name.upper())
         child.expect(PROMPT)
         child.sendline("c")
-        expect_all(child, "session %d continued" % second, "%s done with" % second_name)
+        child.expect("%s done with" % second_name)
     # Closing the FIFO ends the counter thread, and then the program.
     expect_all(child, "counter finished at 2", "main done")
     finish(child, 0)
