@@ -15,8 +15,8 @@ collective started): see docs/frameworks.md.
 """
 
 import functools
+import inspect
 import sys
-import threading
 
 _MODULE = "torch.distributed"
 TOLD = ("torch: the process groups' timeouts are raised while the ranks wait at "
@@ -39,13 +39,11 @@ class Torch:
         return False
 
 
-_caller = threading.local()  # the frame that called torch.distributed.breakpoint()
-
-
 def _adapt(distributed):
     original = getattr(distributed, "breakpoint", None)
     if original is None or not hasattr(distributed, "_make_distributed_pdb"):
         return  # torch without distributed support, or one whose breakpoint we do not know
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
     def breakpoint(*args, **kwargs):
@@ -54,11 +52,24 @@ def _adapt(distributed):
         except Exception as error:  # a torch whose groups we do not know: torch's way, then
             sys.stderr.write("dpdb: torch strategy: %r\n" % error)
             saved = ()
-        _caller.frame = sys._getframe(1)
+        called = signature.bind(*args, **kwargs)
+        called.apply_defaults()
+        arguments = called.arguments
+        # The rank that breaks stops here, before torch's function and its barrier: a frame
+        # of torch's stopped at, and resumed from, a prompt had the rank abort as it exited
+        # (C++ terminate, about one run in three). With `skip`, only torch knows when to stop:
+        # its pdb is dpdb's, in its frame.
+        stops_here = arguments.get("skip", 0) == 0 and (
+            distributed.get_rank() == arguments.get("rank", 0))
+        if stops_here:
+            from dpdb import _set_trace_at
+
+            _set_trace_at(sys._getframe(0), header=TOLD, commands=["up"])
         try:
+            _Session.stopped = stops_here
             return original(*args, **kwargs)
         finally:
-            _caller.frame = None
+            _Session.stopped = False
             _restore(saved)
 
     distributed._make_distributed_pdb = _Session
@@ -67,10 +78,10 @@ def _adapt(distributed):
 
 class _Session:
     """What torch's breakpoint asks of the pdb it makes: a message (which tells the user to go
-    `up` to the caller: dpdb goes there itself) and set_trace(). The thread stops in torch's
-    breakpoint, before its barrier (a stop is at a line to come, and the caller's next line
-    comes after the barrier, which the other ranks would have left); the prompt shows the
-    caller's frame."""
+    `up` to the caller, where dpdb's prompt is already) and set_trace(), which stops where torch
+    calls it unless the rank stopped before."""
+
+    stopped = False
 
     def message(self, text):
         pass
@@ -78,11 +89,8 @@ class _Session:
     def set_trace(self):
         from dpdb import _set_trace_at
 
-        here = sys._getframe(1)
-        up, frame = 0, here
-        while frame is not None and frame is not getattr(_caller, "frame", None):
-            up, frame = up + 1, frame.f_back
-        _set_trace_at(here, header=TOLD, commands=["up %d" % up] if frame is not None else [])
+        if not _Session.stopped:
+            _set_trace_at(sys._getframe(1), header=TOLD)
 
 
 def _timeouts(distributed):
