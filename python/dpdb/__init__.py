@@ -48,12 +48,17 @@ def _set_trace_at(frame, header=None, commands=()):
 
 def post_mortem(traceback=None):
     """Open a post-mortem session on a traceback (default: the exception being handled)."""
-    from dpdb._debugger import Debugger, stopped_debugging
-
+    exception = None
     if traceback is None:
-        traceback = sys.exc_info()[2]
+        _, exception, traceback = sys.exc_info()
     if traceback is None:
         raise ValueError("post_mortem() needs a traceback outside an except block")
+    _post_mortem_of(traceback, exception)
+
+
+def _post_mortem_of(traceback, exception):
+    from dpdb._debugger import Debugger, stopped_debugging
+
     if stopped_debugging():
         return
     use_hub = _can_use_hub()
@@ -62,4 +67,4 @@ def post_mortem(traceback=None):
     if not use_hub:
         pdb.post_mortem(traceback)
         return
-    Debugger().post_mortem(traceback)
+    Debugger().post_mortem(traceback, exception)

@@ -5,7 +5,6 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-import threading
 
 
 def start(sitecustomize_path):
@@ -31,7 +30,9 @@ def start(sitecustomize_path):
             return
     report_os_exit()
     if os.environ.get("DPDB_POST_MORTEM"):
-        _install_post_mortem()
+        from dpdb import _exceptions
+
+        _exceptions.want_uncaught("post-mortem", _open_post_mortem)
 
 
 def report_os_exit():
@@ -102,50 +103,12 @@ def _chain_sitecustomize(path):
 
 
 def _post_mortem(exc_type, exc_value, traceback):
-    if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
-        return
+    from dpdb import _exceptions
+
+    _exceptions.post_mortem(exc_type, exc_value, traceback, _open_post_mortem)
+
+
+def _open_post_mortem(exc_type, exc_value, traceback):
     import dpdb
 
-    sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
-        exc_type.__name__, os.getpid()))
-    dpdb.post_mortem(traceback)
-
-
-def _install_post_mortem():
-    previous_excepthook = sys.excepthook
-
-    def excepthook(exc_type, exc_value, traceback):
-        previous_excepthook(exc_type, exc_value, traceback)
-        _post_mortem(exc_type, exc_value, traceback)
-
-    sys.excepthook = excepthook
-
-    previous_thread_hook = threading.excepthook
-
-    def thread_excepthook(args):
-        previous_thread_hook(args)
-        _post_mortem(args.exc_type, args.exc_value, args.exc_traceback)
-
-    threading.excepthook = thread_excepthook
-
-    # multiprocessing.Process catches everything its run() raises and only prints it.
-    from multiprocessing import process
-
-    original_bootstrap = process.BaseProcess._bootstrap
-
-    def bootstrap_with_post_mortem(self, *args, **kwargs):
-        run = self.run
-
-        def run_with_post_mortem():
-            try:
-                return run()
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException:
-                _post_mortem(*sys.exc_info())
-                raise
-
-        self.run = run_with_post_mortem
-        return original_bootstrap(self, *args, **kwargs)
-
-    process.BaseProcess._bootstrap = bootstrap_with_post_mortem
+    dpdb._post_mortem_of(traceback, exc_value)

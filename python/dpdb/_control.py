@@ -7,6 +7,7 @@ import cmd
 import json
 import os
 import pdb
+import signal
 import sys
 import threading
 import traceback
@@ -51,7 +52,6 @@ def _report_faults():
     pipe, without the GIL: for stacks when Python cannot answer, and for fatal signals. The
     program's own faulthandler and signal handlers keep working (ours pass signals on)."""
     import faulthandler
-    import signal
 
     try:
         number = int(os.environ.get("DPDB_DUMP_SIGNAL", signal.SIGRTMIN + 7))
@@ -102,6 +102,11 @@ class _Control:
                     self.release()
                 elif kind == "debug":
                     _debugger.resume_debugging()
+                elif kind == "terminate":
+                    # An IDE's terminate: the job ends as under a supervisor, by SIGTERM, once
+                    # no thread is held paused (a paused main thread would keep the signal).
+                    self.release()
+                    os.kill(os.getpid(), signal.SIGTERM)
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
 

@@ -75,6 +75,9 @@ class Debugger(*_BASES):
         self.console.inspector = self.inspector.answer
         self._post_mortem = False
         self._condition_error = None
+        # The exception this session stopped for, and how: "always" (raised), "unhandled".
+        self.exception = None
+        self.exception_mode = None
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -130,7 +133,9 @@ class Debugger(*_BASES):
             "function": frame.f_code.co_name,
             # The task a Ray worker runs is known in the thread that runs it.
             "process_name": _ray.task_name() or _identity.process_name(),
-            "reason": reason or ("post-mortem" if self._post_mortem else "breakpoint"),
+            "reason": reason or ("post-mortem" if self._post_mortem
+                                 else "exception" if self.exception is not None
+                                 else "breakpoint"),
         }
 
     def _dpdb_debugger_for_thread(self, frame):
@@ -205,13 +210,34 @@ class Debugger(*_BASES):
         super().set_continue()
         self.console.close("continued")
 
-    def post_mortem(self, traceback):
+    def post_mortem(self, traceback, exception=None):
         self._post_mortem = True
+        self.exception, self.exception_mode = exception, "unhandled"
         self.reset()
         try:
             self.interaction(None, traceback)
         finally:
             self.console.close("post-mortem ended")
+
+    @classmethod
+    def uncaught_stop(cls, exc_type, exc_value, traceback):
+        """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's."""
+        if not stopped_debugging():
+            cls().post_mortem(traceback, exc_value)
+
+    def raised_stop(self, frame, exception):
+        """The hub's raised-exception breakpoint: a session at the line that raises, before any
+        handler runs; `c` lets the exception go on, a step goes on from here."""
+        if stopped_debugging():
+            return
+        self.prepare_to_continue(frame)
+        self.exception, self.exception_mode = exception, "always"
+        self.user_exception(frame, (type(exception), exception, exception.__traceback__))
+        self.exception = None  # its later stops are a step's
+        if self.stoplineno != -1:
+            # A step: the next line this thread runs, wherever the exception takes it (a handler,
+            # or a caller's), as after breakpoint(); this stop came from no line of pdb's.
+            self.set_trace(frame)
 
     # --- commands that differ from pdb's, and why --------------------------------------------
 

@@ -18,10 +18,12 @@ import sys
 import sysconfig
 import threading
 
-from dpdb import _agent
+from dpdb import _agent, _exceptions
 from dpdb._logpoints import Message
 
 EVERY_MATCH = "*/"
+# Exception breakpoints (an IDE's exception filters): specs that no file or function can be.
+EXCEPTION_SPECS = {"raised exceptions": "raised", "uncaught exceptions": "uncaught"}
 
 # The control thread arms when the hub's list changes; a thread about to run a watched file's
 # code arms it then. Reentrant: arming may import, and an import may reach the watch.
@@ -112,6 +114,7 @@ class GlobalBreakpoints:
         self.notes = {}       # hub id -> what the user should know about it in this process
         self.modules_seen = 0
         self.stopped = False
+        self.exceptions_armed = []  # hub ids of the exception breakpoints armed here
         # The code watch goes in now, before the engine starts: audit hooks run in the order
         # they were added, and the engine's own (3.12 looks there for the code of breakpoint
         # files) must come after ours, which arms the file of the code about to run.
@@ -174,12 +177,14 @@ class GlobalBreakpoints:
 
         self.modules_seen = len(sys.modules)
         armed = armed_here()
-        if not self.wanted and not armed:
-            _agent.send_process("break_status", '{"resolved": []}')
+        self.notes = {}
+        self._arm_exceptions([bp for bp in self.wanted if bp["spec"] in EXCEPTION_SPECS])
+        lines = [bp for bp in self.wanted if bp["spec"] not in EXCEPTION_SPECS]
+        if not lines and not armed:
+            self._tell()
             return  # nothing to arm: no debugger, no engine
         debugger = self.holder()
-        wanted = {bp["id"]: bp for bp in self.wanted}
-        self.notes = {}
+        wanted = {bp["id"]: bp for bp in lines}
         for hub_id in set(armed) | set(wanted):
             targets = self._targets(wanted[hub_id], files_matching, also) if hub_id in wanted else {}
             current = {(bp.file, bp.line): bp for bp in armed.get(hub_id, [])}
@@ -190,6 +195,25 @@ class GlobalBreakpoints:
                 if (file, line) not in current:
                     self._set(debugger, hub_id, wanted[hub_id], file, line, funcname)
         self._tell()
+
+    def _arm_exceptions(self, wanted):
+        kinds = {EXCEPTION_SPECS[bp["spec"]]: bp for bp in wanted}
+        self.exceptions_armed = []
+        if not kinds and not _exceptions.armed():
+            return
+        make = type(self.holder())  # a Debugger, for the thread that stops
+        _exceptions.want_uncaught(
+            "hub", make.uncaught_stop if "uncaught" in kinds else None)
+        if "uncaught" in kinds:
+            self.exceptions_armed.append(kinds["uncaught"]["id"])
+        if _exceptions.want_raised((lambda frame, exception: make().raised_stop(
+                frame, exception)) if "raised" in kinds else None, is_installed):
+            if "raised" in kinds:
+                self.exceptions_armed.append(kinds["raised"]["id"])
+        else:
+            self.notes[kinds["raised"]["id"]] = (
+                "raised exceptions need Python 3.12+ (sys.monitoring); this is %d.%d"
+                % sys.version_info[:2])
 
     def _targets(self, bp, files_matching, also):
         """{(file, line): funcname} where a hub breakpoint belongs in this process."""
@@ -219,13 +243,15 @@ class GlobalBreakpoints:
             return
         armed = debugger.get_breaks(file, line)[-1]
         armed.dpdb_global = hub_id
+        # A hit count (an IDE's hitCondition): pdb's ignore count, counted in this process.
+        armed.ignore = bp.get("ignore", 0)
         if message is not None:
             armed.dpdb_log = message
 
     def _tell(self):
         import json
 
-        status = {"resolved": sorted(armed_here())}
+        status = {"resolved": sorted(set(armed_here()) | set(self.exceptions_armed))}
         if self.notes:
             status["notes"] = [{"id": i, "note": n} for i, n in sorted(self.notes.items())]
         _agent.send_process("break_status", json.dumps(status))

@@ -9,6 +9,7 @@ its frames while it is paused). References are small numbers valid until the thr
 import io
 import linecache
 import sys
+import traceback
 
 # A value's text is cut here: a frame (1 MiB) holds every answer, and an IDE shows one line.
 _VALUE_CHARACTERS = 500
@@ -18,8 +19,9 @@ _PAGE = 100
 # Together well under a frame (1 MiB) even when JSON escapes every character in six bytes.
 _REPL_CHARACTERS = 60000
 _SOURCE_CHARACTERS = 150000
-# pdb commands that resume the thread or take the console over: an IDE has buttons for the
-# former, and a repl line that waited for more lines would hang the request.
+# pdb commands that resume the thread or take the console over: `dpdb dap` runs the resuming
+# ones itself (as input lines, with the events an IDE needs), and a repl line that waited for
+# more lines would hang the request.
 _NOT_IN_REPL = frozenset((
     "n", "next", "s", "step", "r", "return", "c", "cont", "continue", "unt", "until", "j", "jump",
     "q", "quit", "exit", "run", "restart", "interact", "debug", "commands"))
@@ -220,6 +222,23 @@ class Inspector:
         text = "".join(lines)
         return {"content": text[:_SOURCE_CHARACTERS]}
 
+    def _do_exception(self, request):
+        """The exception the thread stopped for (DAP's exceptionInfo)."""
+        exception = getattr(self.debugger, "exception", None)
+        if exception is None:
+            raise InspectError("the thread did not stop for an exception")
+        kind = type(exception)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else "%s.%s" % (
+            kind.__module__, kind.__qualname__)
+        text = "".join(traceback.format_exception(kind, exception, exception.__traceback__))
+        try:
+            description = str(exception)[:_VALUE_CHARACTERS]
+        except Exception as error:  # a broken __str__ must not break the session
+            description = "<str raised %s>" % type(error).__name__
+        return {"id": name, "description": description,
+                "mode": self.debugger.exception_mode,
+                "trace": text[-_REPL_CHARACTERS:]}
+
     # --- evaluation ---------------------------------------------------------------------------
 
     def _do_evaluate(self, request):
@@ -241,8 +260,8 @@ class Inspector:
         answer."""
         command = self.debugger.parseline(line)[0]
         if command in _NOT_IN_REPL:
-            raise InspectError("`%s` is not run from the repl: use the IDE's step, continue and "
-                               "disconnect buttons" % command)
+            raise InspectError("`%s` is not run from the repl: use the IDE's disconnect button "
+                               "(or a terminal's prompt)" % command)
         captured = io.StringIO()
         saved = self.debugger.stdout
         self.debugger.stdout = captured

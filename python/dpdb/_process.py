@@ -1,6 +1,7 @@
 """The process's link to the hub: started on demand (or at start-up), kept across fork(), and
 the control thread started with it. The first stop of a process's start after start-up."""
 
+import functools
 import os
 import sys
 import threading
@@ -65,6 +66,35 @@ def _unreachable_socket():
 _told_unreachable = False
 
 
+def _withdraw_exec():
+    try:
+        if _agent.started():
+            _agent.send_process("exec_failed", "{}")
+    except Exception:  # the program's own error is the one to see
+        pass
+
+
+def _watch_failed_exec():
+    """The hub hears of an exec before it happens (agent/exec_watch); one that fails (no such
+    file, not executable) is withdrawn, or the process would be taken for exec'd when it ends.
+    Every os.exec* goes through os.execv or os.execve (os.execvp tries each PATH entry in turn)."""
+    for name in ("execv", "execve"):
+        real = getattr(os, name)
+        if getattr(real, "_dpdb_exec", False):
+            continue
+
+        def exec_or_withdraw(*args, _real=real, **kwargs):
+            try:
+                return _real(*args, **kwargs)
+            except BaseException:
+                _withdraw_exec()
+                raise
+
+        exec_or_withdraw._dpdb_exec = True
+        functools.update_wrapper(exec_or_withdraw, real)
+        setattr(os, name, exec_or_withdraw)
+
+
 def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
@@ -76,6 +106,7 @@ def ensure_link(wait=_CONNECT_WAIT):
             connected = _agent.start(os.environ["DPDB_HUB"], secret, secret_file,
                                      _identity.announce(), wait)
             _agent.watch_exec()
+            _watch_failed_exec()
             _control.start()
             return connected
     if not started:

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "agent/audit_events.hpp"
+
 namespace dpdb::agent {
 namespace {
 
@@ -39,24 +41,24 @@ PyObject* filename_of(const char* event, PyObject* args) {
     return nullptr;
 }
 
-int on_audit_event(const char* event, PyObject* args, void*) {
+void on_code_event(const char* event, PyObject* args) {
     const bool made = std::strcmp(event, "code.__new__") == 0;
-    if (!made && (g_basenames == nullptr || g_basenames->empty())) return 0;
+    if (!made && (g_basenames == nullptr || g_basenames->empty())) return;
     PyObject* filename = filename_of(event, args);
-    if (filename == nullptr || !PyUnicode_Check(filename)) return 0;
+    if (filename == nullptr || !PyUnicode_Check(filename)) return;
     Py_ssize_t size = 0;
     const char* text = PyUnicode_AsUTF8AndSize(filename, &size);
     if (text == nullptr) {
         PyErr_Clear();
-        return 0;
+        return;
     }
     if (made && size > 0 && text[0] == '/' && g_made_files->size() < kMadeFilesKept) {
         g_made_files->emplace(text, static_cast<std::size_t>(size));
     }
-    if (g_basenames == nullptr || g_basenames->empty()) return 0;
+    if (g_basenames == nullptr || g_basenames->empty()) return;
     if (g_basenames->find(basename_of({text, static_cast<std::size_t>(size)})) ==
         g_basenames->end()) {
-        return 0;
+        return;
     }
     // The callback may replace the watch (and with it g_callback): hold our own reference.
     PyObject* callback = g_callback;
@@ -66,10 +68,9 @@ int on_audit_event(const char* event, PyObject* args, void*) {
     if (result == nullptr) {
         // The program's code must run whatever happened here: never fail its exec.
         if (PyErr_Occurred()) PyErr_WriteUnraisable(filename);
-        return 0;
+        return;
     }
     Py_DECREF(result);
-    return 0;
 }
 
 }  // namespace
@@ -83,10 +84,9 @@ void watch_code(PyObject* callback, std::set<std::string> basenames) {
     if (g_installed) return;
     if (g_made_files == nullptr) g_made_files = new std::set<std::string, std::less<>>();
     // Another audit hook may refuse new ones: then breakpoints are armed by the timer only.
-    if (PySys_AddAuditHook(on_audit_event, nullptr) == 0) {
-        g_installed = true;
-    } else {
-        PyErr_Clear();
+    g_installed = true;
+    for (const char* event : {"exec", "cpython.run_file", "compile", "code.__new__"}) {
+        g_installed = watch_audit_event(event, on_code_event) && g_installed;
     }
 }
 

@@ -6,10 +6,9 @@
 // breakpoints that wait for their file are armed there, before the first line of that file can
 // run, instead of on a timer.
 //
-// The hook is a C audit hook: installed once, it cannot be removed (no audit hook can), and for
-// every other audit event of the process it costs one string comparison. It must be installed
-// before the breakpoint engine's own hook, which looks at the same "exec" to find the code of
-// breakpoint files (3.12): audit hooks run in the order they were added.
+// Through the agent's one audit hook (agent/audit_events), which goes in before the breakpoint
+// engine's own hook, which looks at the same "exec" to find the code of breakpoint files (3.12):
+// audit hooks run in the order they were added.
 #pragma once
 
 #include <Python.h>

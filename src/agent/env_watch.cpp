@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "agent/audit_events.hpp"
+
 namespace dpdb::agent {
 namespace {
 
@@ -15,12 +17,11 @@ bool is_the_variable(PyObject* key) {
     return PyBytes_Check(key) && std::strcmp(PyBytes_AS_STRING(key), kVariable) == 0;
 }
 
-int on_audit_event(const char* event, PyObject* args, void*) {
+void on_environment_event(const char* event, PyObject* args) {
     const bool set = std::strcmp(event, "os.putenv") == 0;
-    if (!set && std::strcmp(event, "os.unsetenv") != 0) return 0;
     if (g_callback == nullptr || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < (set ? 2 : 1) ||
         !is_the_variable(PyTuple_GET_ITEM(args, 0))) {
-        return 0;
+        return;
     }
     PyObject* value = set ? PyTuple_GET_ITEM(args, 1) : Py_None;
     PyObject* callback = g_callback;
@@ -30,10 +31,9 @@ int on_audit_event(const char* event, PyObject* args, void*) {
     if (result == nullptr) {
         // The program's change of its environment goes ahead whatever happened here.
         PyErr_WriteUnraisable(value);
-        return 0;
+        return;
     }
     Py_DECREF(result);
-    return 0;
 }
 
 }  // namespace
@@ -44,7 +44,8 @@ void watch_breakpoint_variable(PyObject* callback) {
     Py_XSETREF(g_callback, callback);
     if (installed) return;
     // Another audit hook may refuse new ones: then a framework's debugger keeps breakpoint().
-    if (PySys_AddAuditHook(on_audit_event, nullptr) != 0) PyErr_Clear();
+    watch_audit_event("os.putenv", on_environment_event);
+    watch_audit_event("os.unsetenv", on_environment_event);
 }
 
 }  // namespace dpdb::agent

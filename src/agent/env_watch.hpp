@@ -2,8 +2,7 @@
 // (os.environ, os.putenv, os.unsetenv raise "os.putenv" and "os.unsetenv"): sys.breakpointhook
 // reads that variable at every breakpoint(), and frameworks point it at debuggers of their own
 // in their workers (Ray does as each worker connects), replacing the dpdb.set_trace that
-// `dpdb run` put there. A C audit hook, added once; for every other event it costs one string
-// comparison.
+// `dpdb run` put there. Through the agent's one audit hook (agent/audit_events).
 #pragma once
 
 #include <Python.h>

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 
+#include "agent/audit_events.hpp"
 #include "agent/link.hpp"
 
 namespace dpdb::agent {
@@ -34,9 +35,8 @@ std::string text_of(PyObject* object) {
 }
 
 // "os.exec" is raised with (path, argv, env).
-int on_audit_event(const char* event, PyObject* args, void*) {
-    if (std::strcmp(event, "os.exec") != 0) return 0;
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return 0;
+void on_exec_event(const char* /*event*/, PyObject* args) {
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return;
     std::vector<std::string> argv;
     PyObject* items = PySequence_Fast(PyTuple_GET_ITEM(args, 1), "argv");
     if (items == nullptr) {
@@ -47,21 +47,15 @@ int on_audit_event(const char* event, PyObject* args, void*) {
         }
         Py_DECREF(items);
     }
+    // The program's exec goes ahead, whatever happened here.
     announce_exec(text_of(PyTuple_GET_ITEM(args, 0)), argv);
-    return 0;  // the program's exec goes ahead, whatever happened here
 }
 
 }  // namespace
 
 void watch_exec() {
-    static bool installed = false;
-    if (installed) return;
     // Another audit hook may refuse new ones: then an exec shows as a connection that closed.
-    if (PySys_AddAuditHook(on_audit_event, nullptr) == 0) {
-        installed = true;
-    } else {
-        PyErr_Clear();
-    }
+    watch_audit_event("os.exec", on_exec_event);
 }
 
 void announce_exec(const std::string& path, const std::vector<std::string>& argv) {

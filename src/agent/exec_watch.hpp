@@ -2,8 +2,8 @@
 // process with its new command instead of taking the closed connection (the agent's socket is
 // close-on-exec) for a process killed without a word.
 //
-// os.execv and its kin raise the "os.exec" audit event before the exec: a C audit hook (once per
-// process; for every other event it costs one string comparison) sends the hub `exec {path,
+// os.execv and its kin raise the "os.exec" audit event before the exec: the agent's audit hook
+// (agent/audit_events) sends the hub `exec {path,
 // argv}` and waits, bounded, for a child's first connection, which a fork followed at once by an
 // exec would otherwise close before its handshake. A child that subprocess forks execs from C
 // without the event; it is told from Python (dpdb._identity.exec_target).

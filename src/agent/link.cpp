@@ -303,13 +303,13 @@ void Link::after_fork_in_child(const std::string& proc_json) {
 bool Link::connect_once() {
     std::string secret;
     std::string secret_file;
-    wire::Json proc;
+    std::string proc_json;
     HubAddress address;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         secret = secret_;
         secret_file = secret_file_;
-        proc = wire::Json::parse(proc_json_);
+        proc_json = proc_json_;
         address = address_;
     }
     if (secret.empty() && !secret_file.empty()) {
@@ -327,7 +327,8 @@ bool Link::connect_once() {
         connected = std::exchange(forked_socket_, -1);
     }
     try {
-        wire::Channel::connect(*channel, address, secret, "agent", proc, connected);
+        wire::Channel::connect(*channel, address, secret, "agent", wire::Json::parse(proc_json),
+                               connected);
     } catch (const std::exception&) {
         std::lock_guard<std::mutex> lock(mutex_);
         connecting_.reset();
@@ -339,6 +340,11 @@ bool Link::connect_once() {
     connected_ = true;
     ever_connected_ = true;
     attempted_ = true;
+    // What changed during the handshake (a thread renamed, tags set) was not sent: the hub has
+    // the description the handshake carried.
+    if (proc_json_ != proc_json) {
+        channel->send(wire::make("proc_update", {{"proc", wire::Json::parse(proc_json_)}}));
+    }
     // The hub knows nothing of us yet (first connection, or a restarted hub): tell it every
     // session that is waiting.
     for (const auto& [sid, state] : sessions_) {
@@ -392,9 +398,9 @@ void Link::run_io(std::uint64_t generation) {
 
 void Link::dispatch(const wire::Message& message) {
     const auto& type = message.type;
-    if (type == "release") {
+    if (type == "release" || type == "terminate") {
         // Every paused thread quits its session (pdb's `q` in dpdb: stop debugging, run on);
-        // the control thread takes the breakpoints out.
+        // the control thread takes the breakpoints out (and, for terminate, sends SIGTERM).
         std::lock_guard<std::mutex> lock(mutex_);
         for (auto& [sid, state] : sessions_) {
             state.inbox.push_back(
@@ -403,7 +409,7 @@ void Link::dispatch(const wire::Message& message) {
         changed_.notify_all();
     }
     if (type == "breakpoints" || type == "stacks_request" || type == "pause" ||
-        type == "interrupt" || type == "release" || type == "debug") {
+        type == "interrupt" || type == "release" || type == "debug" || type == "terminate") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
         if (type == "stacks_request") body["gil"] = take_gil_snapshot().unresolved_json();

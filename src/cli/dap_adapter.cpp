@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -15,22 +16,6 @@ namespace {
 using wire::Json;
 
 constexpr auto kAnswerTimeout = std::chrono::seconds(10);
-const char* const kFunctions = "<function breakpoints>";
-
-const Json& arguments(const Json& request) {
-    static const Json none = Json::object();
-    const auto it = request.find("arguments");
-    return it != request.end() && it->is_object() ? *it : none;
-}
-
-std::int64_t integer(const Json& request, const char* key) {
-    const auto& args = arguments(request);
-    const auto it = args.find(key);
-    if (it == args.end() || !it->is_number_integer()) {
-        throw RequestError(std::string("arguments.") + key + " must be an integer");
-    }
-    return it->get<std::int64_t>();
-}
 
 }  // namespace
 
@@ -119,7 +104,9 @@ void Adapter::request(const Json& request) {
                                               "setFunctionBreakpoints",
                                               "setExceptionBreakpoints",
                                               "source",
-                                              "completions"};
+                                              "completions",
+                                              "exceptionInfo",
+                                              "terminate"};
     bool known = false;
     for (const char* name : needing_hub) known = known || command == name;
     if (!known) return fail(request, "unknown request \"" + command + "\"");
@@ -138,52 +125,42 @@ void Adapter::request(const Json& request) {
     if (command == "stepOut") return resume(request, "return", "step");
     if (command == "pause") return pause(request);
     if (command == "source") return source(request);
-    if (command == "setExceptionBreakpoints") {
-        const auto& filters = arguments(request).value("filters", Json::array());
-        if (filters.is_array() && filters.empty()) return respond(request);
-        return fail(request,
-                    "exception breakpoints are not supported yet (`dpdb run "
-                    "--post-mortem` stops on uncaught exceptions)");
-    }
-    const auto& args = arguments(request);
-    if (command == "setFunctionBreakpoints") {
-        Json specs = Json::array();
-        for (const auto& bp : args.value("breakpoints", Json::array())) {
-            specs.push_back({{"spec", text(bp, "name")},
-                             {"condition", text(bp, "condition")},
-                             {"hitCondition", text(bp, "hitCondition")}});
-        }
-        return set_breakpoints(request, kFunctions, std::move(specs));
-    }
-    const auto source = args.value("source", Json::object());
-    const std::string path = source.is_object() ? text(source, "path") : "";
-    if (path.empty()) return fail(request, "setBreakpoints needs source.path");
-    Json specs = Json::array();
-    for (const auto& bp : args.value("breakpoints", Json::array())) {
-        specs.push_back({{"spec", to_remote(path) + ":" + std::to_string(number(bp, "line"))},
-                         {"line", number(bp, "line")},
-                         {"condition", text(bp, "condition")},
-                         {"hitCondition", text(bp, "hitCondition")},
-                         {"logMessage", text(bp, "logMessage")}});
-    }
-    set_breakpoints(request, path, std::move(specs));
+    if (command == "setExceptionBreakpoints") return exception_breakpoints(request);
+    if (command == "setFunctionBreakpoints") return function_breakpoints(request);
+    if (command == "setBreakpoints") return source_breakpoints(request);
+    if (command == "exceptionInfo") return exception_info(request);
+    if (command == "terminate") return terminate(request);
 }
 
 void Adapter::initialize(const Json& request) {
-    // Only what works: no hit counts, exception filters or terminate yet.
-    respond(request, {{"supportsConfigurationDoneRequest", true},
-                      {"supportsFunctionBreakpoints", true},
-                      {"supportsConditionalBreakpoints", true},
-                      {"supportsHitConditionalBreakpoints", false},
-                      {"supportsLogPoints", true},
-                      {"supportsEvaluateForHovers", true},
-                      {"supportsSetVariable", true},
-                      {"supportsCompletionsRequest", true},
-                      {"supportsDelayedStackTraceLoading", true},
-                      {"supportsTerminateRequest", false},
-                      {"supportTerminateDebuggee", false},
-                      {"supportsStepBack", false},
-                      {"exceptionBreakpointFilters", Json::array()}});
+    // Only what works (docs/ide.md says what each does underneath).
+    respond(request,
+            {{"supportsConfigurationDoneRequest", true},
+             {"supportsFunctionBreakpoints", true},
+             {"supportsConditionalBreakpoints", true},
+             {"supportsHitConditionalBreakpoints", true},
+             {"supportsLogPoints", true},
+             {"supportsEvaluateForHovers", true},
+             {"supportsSetVariable", true},
+             {"supportsCompletionsRequest", true},
+             {"supportsDelayedStackTraceLoading", true},
+             {"supportsExceptionInfoRequest", true},
+             {"supportsTerminateRequest", true},
+             {"supportTerminateDebuggee", false},
+             {"supportsStepBack", false},
+             {"exceptionBreakpointFilters",
+              Json::array({{{"filter", "raised"},
+                            {"label", "Raised Exceptions"},
+                            {"description",
+                             "Stop where your code raises (Python 3.12+ processes), before any "
+                             "handler runs"},
+                            {"default", false}},
+                           {{"filter", "uncaught"},
+                            {"label", "Uncaught Exceptions"},
+                            {"description",
+                             "A post-mortem stop where an exception would end a thread or "
+                             "process"},
+                            {"default", false}}})}});
 }
 
 void Adapter::attach(const Json& request) {
@@ -230,195 +207,16 @@ void Adapter::threads(const Json& request) {
     respond(request, {{"threads", std::move(list)}});
 }
 
-void Adapter::stack_trace(const Json& request) {
-    auto& thread = stopped_thread(request, integer(request, "threadId"));
-    const auto& args = arguments(request);
-    const auto first = std::max<std::int64_t>(0, number(args, "startFrame"));
-    const auto levels = number(args, "levels");
-    const auto id = thread.id;
-    inspect(request, thread, {{"command", "stack"}}, [this, request, id, first, levels](auto& m) {
-        const auto all = m["body"].value("frames", Json::array());
-        Json frames = Json::array();
-        for (std::size_t i = first; i < all.size(); ++i) {
-            if (levels > 0 && static_cast<std::int64_t>(frames.size()) == levels) break;
-            const auto& frame = all[i];
-            const auto remote = text(frame, "path");
-            const auto path = to_local(remote);
-            Json source = {{"name", basename(path)}, {"path", path}};
-            // A file the IDE cannot read (another machine, no sshfs): the process sends it.
-            if (::access(path.c_str(), R_OK) != 0) {
-                source["sourceReference"] = source_ref(threads_.at(id).pid, remote);
-            }
-            frames.push_back({{"id", keep(threads_.at(id), number(frame, "frame"))},
-                              {"name", text(frame, "name")},
-                              {"source", std::move(source)},
-                              {"line", number(frame, "line")},
-                              {"column", 1}});
-        }
-        respond(request, {{"stackFrames", std::move(frames)}, {"totalFrames", all.size()}});
-    });
-}
-
-void Adapter::scopes(const Json& request) {
-    const auto& frame = handle(request, "frameId", integer(request, "frameId"));
-    auto& thread = thread_of(request, frame);
-    const auto id = thread.id;
-    inspect(request, thread, {{"command", "scopes"}, {"frame", frame.agent}},
-            [this, request, id](auto& m) {
-                Json scopes = Json::array();
-                for (const auto& scope : m["body"].value("scopes", Json::array())) {
-                    scopes.push_back(
-                        {{"name", text(scope, "name")},
-                         {"presentationHint", text(scope, "name") == "Locals" ? "locals" : ""},
-                         {"variablesReference", keep(threads_.at(id), number(scope, "ref"))},
-                         {"expensive", false}});
-                }
-                respond(request, {{"scopes", std::move(scopes)}});
-            });
-}
-
-Json Adapter::variable(const Thread& thread, const Json& item, const char* value_key) {
-    const auto ref = number(item, "ref");
-    Json out = {{value_key, text(item, "value")},
-                {"type", text(item, "type")},
-                {"variablesReference", ref > 0 ? keep(thread, ref) : 0}};
-    if (number(item, "named") > 0) out["namedVariables"] = number(item, "named");
-    if (number(item, "indexed") > 0) out["indexedVariables"] = number(item, "indexed");
-    return out;
-}
-
-void Adapter::variables(const Json& request) {
-    const auto& ref = handle(request, "variablesReference", integer(request, "variablesReference"));
-    auto& thread = thread_of(request, ref);
-    const auto& args = arguments(request);
-    const auto id = thread.id;
-    inspect(request, thread,
-            {{"command", "variables"},
-             {"ref", ref.agent},
-             {"start", number(args, "start")},
-             {"count", number(args, "count")}},
-            [this, request, id](auto& m) {
-                Json list = Json::array();
-                for (const auto& item : m["body"].value("variables", Json::array())) {
-                    Json entry = variable(threads_.at(id), item, "value");
-                    entry["name"] = text(item, "name");
-                    list.push_back(std::move(entry));
-                }
-                respond(request, {{"variables", std::move(list)}});
-            });
-}
-
-void Adapter::set_variable(const Json& request) {
-    const auto& ref = handle(request, "variablesReference", integer(request, "variablesReference"));
-    auto& thread = thread_of(request, ref);
-    const auto& args = arguments(request);
-    const auto id = thread.id;
-    inspect(request, thread,
-            {{"command", "set_variable"},
-             {"ref", ref.agent},
-             {"name", text(args, "name")},
-             {"value", text(args, "value")}},
-            [this, request, id](auto& m) {
-                respond(request, variable(threads_.at(id), m["body"], "value"));
-            });
-}
-
-// The frame a request names (frameId), else the current frame of the one paused thread.
-std::pair<Adapter::Thread*, std::int64_t> Adapter::frame_asked(const Json& request) {
-    if (arguments(request).contains("frameId")) {
-        const auto& h = handle(request, "frameId", integer(request, "frameId"));
-        return {&thread_of(request, h), h.agent};
-    }
-    Thread* thread = nullptr;
-    for (auto& [id, candidate] : threads_) {
-        if (!candidate.stopped) continue;
-        if (thread != nullptr) throw RequestError("several threads are paused: pick a frame");
-        thread = &candidate;
-    }
-    if (thread == nullptr) throw RequestError("no paused thread");
-    return {thread, -1};  // -1: the thread's current frame
-}
-
-void Adapter::evaluate(const Json& request) {
-    const auto& args = arguments(request);
-    const auto [thread, frame] = frame_asked(request);
-    const auto id = thread->id;
-    inspect(request, *thread,
-            {{"command", "evaluate"},
-             {"frame", frame},
-             {"expression", text(args, "expression")},
-             {"context", text(args, "context", "watch")}},
-            [this, request, id](auto& m) {
-                respond(request, variable(threads_.at(id), m["body"], "result"));
-            });
-}
-
-// The repl's completions are pdb's, as a terminal's are (its `complete` message): commands,
-// and names in the current frame. Columns are taken as bytes (ASCII lines).
-void Adapter::completions(const Json& request) {
-    const auto& args = arguments(request);
-    const auto thread = frame_asked(request).first;
-    const auto line = text(args, "text");
-    const auto end = static_cast<std::size_t>(std::clamp<std::int64_t>(
-        number(args, "column", static_cast<std::int64_t>(line.size()) + 1) - 1, 0,
-        static_cast<std::int64_t>(line.size())));
-    // readline's word delimiters, which pdb's completers expect.
-    const auto delimiter =
-        end == 0 ? std::string::npos : line.find_last_of(" \t\n\"\\'`@$><=;|&{(", end - 1);
-    const std::size_t begin = delimiter == std::string::npos ? 0 : delimiter + 1;
-    ask("complete",
-        {{"sid", thread->sid},
-         {"text", line.substr(begin, end - begin)},
-         {"line", line},
-         {"begidx", begin},
-         {"endidx", end}},
-        request, thread->sid, [this, request, begin, end](auto& m) {
-            Json targets = Json::array();
-            for (const auto& match : m["matches"]) {
-                if (!match.is_string()) continue;
-                targets.push_back({{"label", match},
-                                   {"text", match},
-                                   {"start", begin + 1},
-                                   {"length", end - begin}});
-            }
-            respond(request, {{"targets", std::move(targets)}});
-        });
-}
-
 // continue, next, stepIn, stepOut: pdb's own commands, so that pdb's semantics hold.
 void Adapter::resume(const Json& request, const std::string& line, const std::string& reason) {
-    auto& thread = stopped_thread(request, integer(request, "threadId"));
-    channel_->send(wire::make("input", {{"sid", thread.sid}, {"line", line}}));
-    ran_on(thread);
-    thread.step = reason;
+    run_on(stopped_thread(request, integer(request, "threadId")), line, reason);
     respond(request, line == "continue" ? Json{{"allThreadsContinued", false}} : Json::object());
 }
 
-std::int64_t Adapter::source_ref(std::int64_t pid, const std::string& path) {
-    for (const auto& [ref, known] : sources_) {
-        if (known.first == pid && known.second == path) return ref;
-    }
-    const auto ref = static_cast<std::int64_t>(sources_.size()) + 1;
-    sources_[ref] = {pid, path};
-    return ref;
-}
-
-void Adapter::source(const Json& request) {
-    const auto& args = arguments(request);
-    auto ref = number(args, "sourceReference");
-    if (ref == 0) ref = number(args.value("source", Json::object()), "sourceReference");
-    const auto it = sources_.find(ref);
-    if (it == sources_.end()) throw RequestError("no source " + std::to_string(ref));
-    for (auto& [id, thread] : threads_) {
-        if (thread.pid != it->second.first || !thread.stopped) continue;
-        return inspect(request, thread, {{"command", "source"}, {"path", it->second.second}},
-                       [this, request](auto& m) {
-                           respond(request, {{"content", text(m["body"], "content")},
-                                             {"mimeType", "text/x-python"}});
-                       });
-    }
-    throw RequestError("no paused thread of pid " + std::to_string(it->second.first) + " to read " +
-                       it->second.second + " from");
+void Adapter::run_on(Thread& thread, const std::string& line, const std::string& reason) {
+    channel_->send(wire::make("input", {{"sid", thread.sid}, {"line", line}}));
+    ran_on(thread);
+    thread.step = reason;
 }
 
 void Adapter::pause(const Json& request) {
@@ -433,56 +231,38 @@ void Adapter::pause(const Json& request) {
         });
 }
 
-// The IDE's breakpoints of one source (or its function breakpoints) become the hub's global
-// breakpoints: the ones this adapter set there before are cleared, the new ones added, so every
-// process of the job, and those that start later, gets them.
-void Adapter::set_breakpoints(const Json& request, const std::string& key, Json specs) {
-    for (const auto bp : breakpoints_[key]) {
-        ask("break_clear", {{"bp", bp}}, request, 0, [](auto&) {});
-    }
-    breakpoints_[key].clear();
-    auto answers = std::make_shared<Json>(Json::array());
-    auto left = std::make_shared<std::size_t>(specs.size());
-    if (specs.empty()) return respond(request, {{"breakpoints", Json::array()}});
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-        const auto& spec = specs[i];
-        Json shown = {{"verified", false}};
-        if (spec.contains("line")) shown["line"] = spec["line"];
-        std::string refusal;
-        if (!text(spec, "hitCondition").empty()) refusal = "hit counts are not supported yet";
-        if (text(spec, "spec").empty()) refusal = "no function name";
-        answers->push_back(shown);
-        if (!refusal.empty()) {
-            (*answers)[i]["message"] = refusal;
-            if (--*left == 0) respond(request, {{"breakpoints", *answers}});
-            continue;
-        }
-        // A log message is a dpdb logpoint: its {expression} fields are formatted in the process
-        // (as DAP's are), and the messages come back as hub events, shown as output.
-        Json fields = {{"spec", text(spec, "spec")}, {"condition", text(spec, "condition")}};
-        if (!text(spec, "logMessage").empty()) fields["log"] = text(spec, "logMessage");
-        ask("break_add", std::move(fields), request, 0,
-            [this, request, key, answers, left, i](auto& m) {
-                auto& shown = (*answers)[i];
-                shown["message"] = m.str("message");
-                if (m["ok"].template get<bool>()) {
-                    const auto bp = number(m["data"], "bp");
-                    breakpoints_[key].push_back(bp);
-                    // The hub holds it and arms it in every process where its file runs, now or
-                    // later: for an IDE that is a verified breakpoint.
-                    shown["verified"] = true;
-                    shown["id"] = bp;
-                }
-                if (--*left == 0) respond(request, {{"breakpoints", *answers}});
-            });
-    }
-}
-
 // The job runs on: sessions paused under the IDE stay paused, for a terminal to attach; the
 // IDE's breakpoints go, as they would with any debugger that leaves.
 void Adapter::disconnect(const Json& request) {
     leave();
     respond(request);
+}
+
+// The job ends as under a supervisor: every process is released (its paused threads run on
+// without the debugger) and sent SIGTERM, through the hub, wherever it runs. The IDE sees its
+// threads exit, then exited and terminated once the last process is gone.
+void Adapter::terminate(const Json& request) {
+    std::vector<std::int64_t> pids;
+    for (const auto& [id, thread] : threads_) {
+        if (thread.tid == 0) pids.push_back(thread.pid);
+    }
+    if (pids.empty()) {
+        respond(request);
+        if (!job_ended_) send_event("terminated");
+        job_ended_ = true;
+        return;
+    }
+    auto left = std::make_shared<std::size_t>(pids.size());
+    auto refused = std::make_shared<std::string>();
+    for (const auto pid : pids) {
+        ask("terminate_process", {{"pid", pid}}, request, 0,
+            [this, request, left, refused](auto& m) {
+                if (!m["ok"].template get<bool>()) *refused += m.str("message") + "; ";
+                if (--*left > 0) return;
+                if (refused->empty()) return respond(request);
+                fail(request, "not every process could be ended: " + *refused);
+            });
+    }
 }
 
 void Adapter::leave() {

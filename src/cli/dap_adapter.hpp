@@ -84,12 +84,19 @@ class Adapter {
     void evaluate(const wire::Json& request);
     void completions(const wire::Json& request);
     std::pair<Thread*, std::int64_t> frame_asked(const wire::Json& request);
+    void exception_info(const wire::Json& request);
     void resume(const wire::Json& request, const std::string& line, const std::string& reason);
+    void run_on(Thread& thread, const std::string& line, const std::string& reason);
+    bool repl_resumes(const wire::Json& request, Thread& thread, const std::string& line);
     void pause(const wire::Json& request);
     void source(const wire::Json& request);
     std::int64_t source_ref(std::int64_t pid, const std::string& path);
+    void source_breakpoints(const wire::Json& request);
+    void function_breakpoints(const wire::Json& request);
+    void exception_breakpoints(const wire::Json& request);
     void set_breakpoints(const wire::Json& request, const std::string& key, wire::Json specs);
     void disconnect(const wire::Json& request);
+    void terminate(const wire::Json& request);
 
     // The hub's side.
     void from_hub(const wire::Message& message);
@@ -99,6 +106,7 @@ class Adapter {
     static std::string label(const wire::Json& process);
     Thread& thread_for(std::int64_t pid, std::int64_t tid, const std::string& name);
     void session_gone(std::int64_t sid, const std::string& reason);
+    void process_gone(const wire::Json& data);
     void take(const Thread& thread);
     void ran_on(Thread& thread);
     void expire(std::chrono::steady_clock::time_point now);
@@ -107,6 +115,11 @@ class Adapter {
     std::int64_t ask(const std::string& type, wire::Json fields, const wire::Json& request,
                      std::int64_t sid, Done done);
     void inspect(const wire::Json& request, Thread& thread, wire::Json question, Done done);
+    // An inspect question about what a handle the IDE holds names (`key` in the arguments,
+    // sent to the agent as `field`); `shape` makes the response body of the answer's.
+    void inspect_handle(const wire::Json& request, const char* key, const char* field,
+                        wire::Json question,
+                        std::function<wire::Json(const Thread&, const wire::Json&)> shape);
     Thread& stopped_thread(const wire::Json& request, std::int64_t id);
     Thread& thread_of(const wire::Json& request, const Handle& handle);
     std::int64_t keep(const Thread& thread, std::int64_t agent);
@@ -134,6 +147,11 @@ class Adapter {
     std::map<std::string, std::vector<std::int64_t>> breakpoints_;          // per source: hub ids
     std::map<std::int64_t, std::pair<std::int64_t, std::string>> sources_;  // ref: pid, path
     std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
+    // The job's first process (its exit status is the IDE's exitCode), and its status once seen;
+    // the job ended once every process it had is gone.
+    std::int64_t first_pid_ = 0;
+    std::int64_t exit_code_ = 0;
+    bool job_ended_ = false;
 };
 
 }  // namespace dpdb::cli::dap

@@ -13,7 +13,7 @@ constexpr int kColumns = 200;  // what pdb's `pp` fits its output to under an ID
 // What pdb's stop reasons are called in DAP's stopped event.
 std::string stop_reason(const std::string& reason) {
     if (reason == "pause") return "pause";
-    if (reason == "post-mortem") return "exception";
+    if (reason == "post-mortem" || reason == "exception") return "exception";
     return "breakpoint";
 }
 
@@ -43,6 +43,10 @@ void Adapter::from_hub(const wire::Message& message) {
         if (!message.has("more") && attach_request_) {
             respond(*attach_request_);
             attach_request_.reset();
+            // One debuggee for the IDE: the job, each of its processes a thread.
+            send_event(
+                "process",
+                {{"name", "dpdb job"}, {"isLocalProcess", false}, {"startMethod", "attach"}});
             send_event("initialized");
         }
         return;
@@ -98,18 +102,27 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
         return;
     }
     if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
-    if (kind == "process_exit") {
-        const auto pid = number(data, "pid", -1);
-        for (auto it = threads_.begin(); it != threads_.end();) {
-            if (it->second.pid != pid) {
-                ++it;
-                continue;
-            }
-            send_event("thread", {{"reason", "exited"}, {"threadId", it->first}});
-            thread_ids_.erase({it->second.pid, it->second.tid});
-            it = threads_.erase(it);
+    if (kind == "process_exit") process_gone(data);
+}
+
+// Its threads exit; once the job's last process is gone, the job has ended: exited (the first
+// process's status) and terminated, as when a program under a debugger ends.
+void Adapter::process_gone(const Json& data) {
+    const auto pid = number(data, "pid", -1);
+    for (auto it = threads_.begin(); it != threads_.end();) {
+        if (it->second.pid != pid) {
+            ++it;
+            continue;
         }
+        send_event("thread", {{"reason", "exited"}, {"threadId", it->first}});
+        thread_ids_.erase({it->second.pid, it->second.tid});
+        it = threads_.erase(it);
     }
+    if (pid == first_pid_) exit_code_ = data.contains("signal") ? 1 : number(data, "status");
+    if (first_pid_ == 0 || !threads_.empty() || job_ended_) return;
+    job_ended_ = true;
+    send_event("exited", {{"exitCode", exit_code_}});
+    send_event("terminated");
 }
 
 // What a process is called: its launcher's name for it (ForkPoolWorker-1, gw0), else its script.
@@ -141,6 +154,7 @@ void Adapter::process_seen(const Json& process) {
     const auto pid = number(process, "pid");
     if (pid <= 0) return;
     // A forked child is named by its launcher after it connected (process_update).
+    if (first_pid_ == 0) first_pid_ = pid;
     const auto name = "pid " + std::to_string(pid) + " " + label(process);
     thread_for(pid, 0, name).name = name;
 }
@@ -155,6 +169,8 @@ void Adapter::session_seen(const Json& session) {
              : thread_for(pid, number(session, "tid"), prefix + " " + text(session, "thread"));
     // A session says what its process is called at the stop, the freshest name there is.
     if (main) thread.name = prefix;
+    // Another session of the thread (its last one ended, or still closing): not ours yet.
+    if (thread.sid != sid) thread.ours = false;
     thread.sid = sid;
     const auto& stop = session.value("reason", Json());
     if (thread.step.empty() && stop.is_string()) thread.step = stop_reason(stop.get<std::string>());

@@ -78,20 +78,35 @@ void serve(int in, int out, const std::string& hub) {
     adapter.leave();
 }
 
+// An address as the kernel's socket tables print it (/proc/net/tcp, tcp6): the address's 32-bit
+// words in hexadecimal, each as the machine holds it, then the port.
+std::string table_address(const sockaddr_storage& address) {
+    char out[64];
+    if (address.ss_family == AF_INET6) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+        std::uint32_t words[4];
+        std::memcpy(words, &in6.sin6_addr, sizeof words);
+        std::snprintf(out, sizeof out, "%08X%08X%08X%08X:%04X", words[0], words[1], words[2],
+                      words[3], ntohs(in6.sin6_port));
+    } else {
+        const auto& in4 = reinterpret_cast<const sockaddr_in&>(address);
+        std::snprintf(out, sizeof out, "%08X:%04X", in4.sin_addr.s_addr, ntohs(in4.sin_port));
+    }
+    return out;
+}
+
 // The user that owns the other end of a loopback TCP connection, from the kernel's socket table
 // (where the peer's socket is listed with its local and remote addresses swapped); -1 if unknown.
 long long peer_uid(int connection) {
-    sockaddr_in mine{};
-    sockaddr_in theirs{};
+    sockaddr_storage mine{};
+    sockaddr_storage theirs{};
     socklen_t size = sizeof mine;
     if (::getsockname(connection, reinterpret_cast<sockaddr*>(&mine), &size) != 0) return -1;
     size = sizeof theirs;
     if (::getpeername(connection, reinterpret_cast<sockaddr*>(&theirs), &size) != 0) return -1;
-    char local[32];
-    char remote[32];
-    std::snprintf(local, sizeof local, "%08X:%04X", theirs.sin_addr.s_addr, ntohs(theirs.sin_port));
-    std::snprintf(remote, sizeof remote, "%08X:%04X", mine.sin_addr.s_addr, ntohs(mine.sin_port));
-    FILE* table = std::fopen("/proc/net/tcp", "r");
+    const auto local = table_address(theirs);
+    const auto remote = table_address(mine);
+    FILE* table = std::fopen(mine.ss_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp", "r");
     if (table == nullptr) return -1;
     char line[512];
     long long uid = -1;
@@ -100,7 +115,7 @@ long long peer_uid(int connection) {
         char to[64];
         long long owner = -1;
         if (std::sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %lld", from, to, &owner) == 3 &&
-            std::strcmp(from, local) == 0 && std::strcmp(to, remote) == 0) {
+            local == from && remote == to) {
             uid = owner;
             break;
         }
@@ -109,20 +124,15 @@ long long peer_uid(int connection) {
     return uid;
 }
 
-// HOST:PORT on a loopback address: the protocol has no authentication, so it is never offered
-// beyond this machine, and only to this user's connections (peer_uid).
+// HOST:PORT on a loopback address (127.0.0.0/8, or [::1]): the protocol has no authentication,
+// so it is never offered beyond this machine, and only to this user's connections (peer_uid).
 int listen_on(const std::string& listen) {
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos) throw std::runtime_error("--listen takes HOST:PORT");
     std::string host = listen.substr(0, colon);
     if (host == "localhost") host = "127.0.0.1";
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1 ||
-        (ntohl(address.sin_addr.s_addr) >> 24) != 127) {
-        throw std::runtime_error(
-            "--listen takes a loopback address (127.0.0.1:PORT): DAP has no "
-            "authentication; reach it from elsewhere through SSH");
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
     }
     int port = -1;
     try {
@@ -130,17 +140,36 @@ int listen_on(const std::string& listen) {
     } catch (const std::exception&) {
     }
     if (port < 0 || port > 65535) throw std::runtime_error("--listen: bad port");
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_storage address{};
+    socklen_t length = 0;
+    auto& in4 = reinterpret_cast<sockaddr_in&>(address);
+    auto& in6 = reinterpret_cast<sockaddr_in6&>(address);
+    if (::inet_pton(AF_INET, host.c_str(), &in4.sin_addr) == 1 &&
+        (ntohl(in4.sin_addr.s_addr) >> 24) == 127) {
+        in4.sin_family = AF_INET;
+        in4.sin_port = htons(static_cast<std::uint16_t>(port));
+        length = sizeof in4;
+    } else if (::inet_pton(AF_INET6, host.c_str(), &in6.sin6_addr) == 1 &&
+               IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) {
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = htons(static_cast<std::uint16_t>(port));
+        length = sizeof in6;
+    } else {
+        throw std::runtime_error(
+            "--listen takes a loopback address (127.0.0.1:PORT or [::1]:PORT): DAP has no "
+            "authentication; reach it from elsewhere through SSH");
+    }
+    const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
         ::listen(fd, 4) != 0) {
         throw std::runtime_error("cannot listen on " + listen + ": " + std::strerror(errno));
     }
-    socklen_t size = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-    std::fprintf(stderr, "dpdb dap: listening on %s:%d\n", host.c_str(), ntohs(address.sin_port));
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    const int bound = ntohs(address.ss_family == AF_INET6 ? in6.sin6_port : in4.sin_port);
+    const auto shown = address.ss_family == AF_INET6 ? "[" + host + "]" : host;
+    std::fprintf(stderr, "dpdb dap: listening on %s:%d\n", shown.c_str(), bound);
     std::fflush(stderr);
     return fd;
 }

@@ -26,6 +26,23 @@ inline std::int64_t number(const wire::Json& object, const char* key, std::int64
     return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
 }
 
+// A request's arguments (an empty object when it has none).
+inline const wire::Json& arguments(const wire::Json& request) {
+    static const wire::Json none = wire::Json::object();
+    const auto it = request.find("arguments");
+    return it != request.end() && it->is_object() ? *it : none;
+}
+
+// An integer argument the request cannot do without.
+inline std::int64_t integer(const wire::Json& request, const char* key) {
+    const auto& args = arguments(request);
+    const auto it = args.find(key);
+    if (it == args.end() || !it->is_number_integer()) {
+        throw RequestError(std::string("arguments.") + key + " must be an integer");
+    }
+    return it->get<std::int64_t>();
+}
+
 inline std::string basename(const std::string& path) {
     const auto slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);

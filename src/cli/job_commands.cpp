@@ -144,11 +144,15 @@ int break_command(const std::string& hub, const BreakOptions& options) {
         for (const auto& bp : all) {
             std::string condition = bp.value("condition", std::string());
             std::string log = bp.value("log", std::string());
-            std::printf(
-                "%-4lld %s%s%s  [%s]\n", static_cast<long long>(bp["id"].get<std::int64_t>()),
-                bp["spec"].get<std::string>().c_str(),
-                condition.empty() ? "" : (" if " + condition).c_str(),
-                log.empty() ? "" : (" log \"" + log + "\"").c_str(), where_armed(bp).c_str());
+            // A hit count an IDE set (pdb's ignore count, per process).
+            const auto ignore = bp.value("ignore", std::int64_t{0});
+            std::printf("%-4lld %s%s%s%s  [%s]\n",
+                        static_cast<long long>(bp["id"].get<std::int64_t>()),
+                        bp["spec"].get<std::string>().c_str(),
+                        condition.empty() ? "" : (" if " + condition).c_str(),
+                        log.empty() ? "" : (" log \"" + log + "\"").c_str(),
+                        ignore > 0 ? (" ignoring " + std::to_string(ignore) + " hits").c_str() : "",
+                        where_armed(bp).c_str());
             print_notes(bp);
         }
         return 0;

@@ -297,6 +297,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             process->ending = {{"exec", message.str("path")}, {"argv", message["argv"]}};
             return;
         }
+        if (type == "exec_failed") {
+            if (process->ending.contains("exec")) process->ending = Json();
+            return;
+        }
         if (type == "crash") {
             process->ending = {{"signal", message.str("signal")},
                                {"stacks", message.str("stacks")}};
@@ -384,7 +388,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return breakpoints_request(client, message);
         }
         if (type == "stacks") return stacks_request(client, message);
-        if (type == "pause_process" || type == "release_process" || type == "debug_process") {
+        if (type == "pause_process" || type == "release_process" || type == "debug_process" ||
+            type == "terminate_process") {
             return process_order(client, message);
         }
         if (type == "log") return log_request(client, message);
@@ -510,8 +515,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 return reply(client, message, false, "a breakpoint needs FILE:LINE or FUNCTION");
             }
             const auto log = message.has("log") ? message.str("log") : std::string();
-            const auto id = store_.add_breakpoint(
-                {{"spec", spec}, {"condition", message.str("condition")}, {"log", log}});
+            const auto ignore = message.has("ignore") ? message.num("ignore") : 0;
+            if (ignore < 0) return reply(client, message, false, "ignore takes a count of hits");
+            const auto id = store_.add_breakpoint({{"spec", spec},
+                                                   {"condition", message.str("condition")},
+                                                   {"log", log},
+                                                   {"ignore", ignore}});
             broadcast_breakpoints();
             return reply(
                 client, message, true,
@@ -653,7 +662,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    // dpdb pause, dpdb detach -p and dpdb attach -p: an order to one process as a whole.
+    // dpdb pause, dpdb detach -p, dpdb attach -p and an IDE's terminate: an order to one
+    // process as a whole.
     void process_order(const ConnectionPtr& client, const Message& message) {
         const auto pid = message.num("pid");
         const auto connection = registry_.connection_of_pid(pid);
@@ -667,6 +677,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                          "pid " + std::to_string(pid) +
                              " runs on without the debugger: breakpoints out, paused threads "
                              "resumed");
+        }
+        if (message.type == "terminate_process") {
+            agent->send(make("terminate", Json::object()));
+            return reply(
+                client, message, true,
+                "pid " + std::to_string(pid) + " released and sent SIGTERM (an IDE's terminate)");
         }
         if (message.type == "debug_process") {
             agent->send(make("debug", Json::object()));
@@ -760,7 +776,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count();
                 store_.record_exit(record);
-                publish("process_exit", {{"pid", pid}, {"reason", reason}});
+                Json ended = {{"pid", pid}, {"reason", reason}};
+                // How it ended, where it said so (an IDE's exited event carries the status).
+                for (const char* key : {"status", "signal"}) {
+                    if (record.contains(key)) ended[key] = record[key];
+                }
+                publish("process_exit", std::move(ended));
                 for (auto& [id, request] : stacks_requests_) {
                     if (request.waiting.erase(peer->id()) > 0) {
                         request.processes.push_back(

@@ -74,6 +74,10 @@ Store::Store(const std::string& path) {
     if (!has_column(db_, "breakpoints", "log")) {
         exec("ALTER TABLE breakpoints ADD COLUMN log TEXT NOT NULL DEFAULT ''");
     }
+    // ... and before hit counts existed, an ignore count of 0.
+    if (!has_column(db_, "breakpoints", "ignore")) {
+        exec("ALTER TABLE breakpoints ADD COLUMN ignore INTEGER NOT NULL DEFAULT 0");
+    }
     exec(
         "CREATE TABLE IF NOT EXISTS logs ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, pid INTEGER NOT NULL,"
@@ -98,12 +102,14 @@ void Store::exec(const char* sql) const {
 }
 
 std::int64_t Store::add_breakpoint(const wire::Json& breakpoint) {
-    auto insert =
-        prepare(db_, "INSERT INTO breakpoints (spec, condition, log, created) VALUES (?, ?, ?, ?)");
+    auto insert = prepare(db_,
+                          "INSERT INTO breakpoints (spec, condition, log, created, ignore) "
+                          "VALUES (?, ?, ?, ?, ?)");
     bind_text(insert.get(), 1, breakpoint.value("spec", std::string()));
     bind_text(insert.get(), 2, breakpoint.value("condition", std::string()));
     bind_text(insert.get(), 3, breakpoint.value("log", std::string()));
     sqlite3_bind_double(insert.get(), 4, now_seconds());
+    sqlite3_bind_int64(insert.get(), 5, breakpoint.value("ignore", std::int64_t{0}));
     if (sqlite3_step(insert.get()) != SQLITE_DONE) {
         throw std::runtime_error(std::string("hub store: ") + sqlite3_errmsg(db_));
     }
@@ -122,8 +128,8 @@ void Store::clear_breakpoints() {
 }
 
 wire::Json Store::breakpoints() const {
-    auto select =
-        prepare(db_, "SELECT id, spec, condition, created, log FROM breakpoints ORDER BY id");
+    auto select = prepare(
+        db_, "SELECT id, spec, condition, created, log, ignore FROM breakpoints ORDER BY id");
     wire::Json out = wire::Json::array();
     while (sqlite3_step(select.get()) == SQLITE_ROW) {
         wire::Json bp = {{"id", sqlite3_column_int64(select.get(), 0)},
@@ -133,6 +139,10 @@ wire::Json Store::breakpoints() const {
         // Only a logpoint carries "log": an agent of a version without logpoints would stop.
         auto log = column_text(select.get(), 4);
         if (!log.empty()) bp["log"] = std::move(log);
+        // Likewise "ignore" (the hits to pass before it stops), only when there are some.
+        if (const auto ignore = sqlite3_column_int64(select.get(), 5); ignore > 0) {
+            bp["ignore"] = ignore;
+        }
         out.push_back(std::move(bp));
     }
     return out;

@@ -21,12 +21,13 @@ class Store {
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
 
-    // A global breakpoint: {"spec": "file.py:12" or "function", "condition": "...", "log": "..."}
-    // ("log": a logpoint's message). Returns its id, which stays the same across restarts.
+    // A global breakpoint: {"spec": "file.py:12" or "function", "condition": "...", "log": "...",
+    // "ignore": N} ("log": a logpoint's message; "ignore": hits to pass before it stops). Returns
+    // its id, which stays the same across restarts.
     std::int64_t add_breakpoint(const wire::Json& breakpoint);
     bool remove_breakpoint(std::int64_t id);
     void clear_breakpoints();
-    wire::Json breakpoints() const;  // [{"id", "spec", "condition", "created", "log"?}...]
+    wire::Json breakpoints() const;  // [{"id", "spec", "condition", "created", "log"?, "ignore"?}]
 
     // Logpoint messages as the hub stamped them ({"time", "pid", ...}); each gets its "seq". The
     // oldest go beyond a bound.

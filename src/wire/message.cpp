@@ -50,6 +50,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
         // The process is about to exec another program (its connection then closes).
         {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},
+        // ... and it did not: the exec failed (no such file, not executable) and Python goes on.
+        {"exec_failed", {}},
         // Logpoint messages, queued in the process and sent in batches: [{time, thread, tid, bp,
         // text, dropped?}]; the hub adds who sent them (pid, host, tags) and keeps them.
         {"log_lines", {{"lines", Kind::Array}}},
@@ -84,6 +86,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"release", {}},
         // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
         {"debug", {}},
+        // Release it, then SIGTERM (an IDE's terminate request).
+        {"terminate", {}},
         // Client -> hub.
         // Answered by one or more "listing" pages; sessions_only leaves the processes out.
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
@@ -91,18 +95,21 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"summarize", {{"id", Kind::Int}}},
         {"subscribe", {}},
         // Requests answered by a "result" with the same id.
-        // With "log", a logpoint: the message is sent instead of stopping.
+        // With "log", a logpoint: the message is sent instead of stopping; "ignore": the hits
+        // passed before it stops.
         {"break_add",
          {{"id", Kind::Int},
           {"spec", Kind::String},
           {"condition", Kind::String},
-          {"log", Kind::String, false}}},
+          {"log", Kind::String, false},
+          {"ignore", Kind::Int, false}}},
         {"break_clear", {{"id", Kind::Int}, {"bp", Kind::Int}}},  // bp 0: all
         {"break_list", {{"id", Kind::Int}}},
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
         {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"debug_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
+        {"terminate_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"log", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         // The kept logpoint messages, oldest first (no pids: every process), in "result" pages.
         {"logs", {{"id", Kind::Int}, {"pids", Kind::Array}, {"limit", Kind::Int, false}}},

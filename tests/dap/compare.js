@@ -12,6 +12,33 @@ const TIMEOUT = 30000;
 const LINE_WORK = Number(env.LINE_WORK);
 const STEPS = Number(env.STEPS || 5);
 
+// MODE=exceptions (tests/e2e/programs/dap_raise.py): the `raised` exception filter, its stopped
+// event, exceptionInfo, the stack at the raise, and a continue to the next raise.
+async function exceptions(dc, attached) {
+  const set = await dc.setExceptionBreakpointsRequest({ filters: ['raised'] });
+  const first = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.configurationDoneRequest();
+  await attached;
+  const stops = [];
+  let stopped = first;
+  for (let i = 0; i < 2; i++) {
+    const stop = (await stopped).body;
+    const info = (await dc.exceptionInfoRequest({ threadId: stop.threadId })).body;
+    const frames = (await dc.stackTraceRequest({ threadId: stop.threadId })).body.stackFrames;
+    stops.push({ reason: stop.reason, exceptionId: info.exceptionId, breakMode: info.breakMode,
+      description: info.description.replace(/\d+/, 'N'),
+      frame: `${frames[0].name}:${frames[0].line}`, caller: frames[1].name });
+    if (i === 0) {
+      stopped = dc.waitForEvent('stopped', TIMEOUT);
+      await dc.continueRequest({ threadId: stop.threadId });
+    }
+  }
+  await dc.setExceptionBreakpointsRequest({ filters: [] });
+  // debugpy answers with no body; DAP allows that.
+  const answered = set.body && set.body.breakpoints;
+  return { verified: answered ? answered.map((b) => b.verified) : null, stops };
+}
+
 async function main() {
   const debugpy = env.ADAPTER === 'debugpy';
   // Both serve DAP on a port, as VS Code's `"connect": {"host", "port"}` reaches them:
@@ -28,6 +55,12 @@ async function main() {
     ? { connect: { host: '127.0.0.1', port: Number(env.PORT) }, justMyCode: false }
     : { connect: { host: '127.0.0.1', port: Number(env.PORT) } });
   await initialized;
+  if (env.MODE === 'exceptions') {
+    const seen = await exceptions(dc, attached);
+    await dc.disconnectRequest({ terminateDebuggee: false });
+    process.stdout.write(JSON.stringify(seen) + '\n');
+    return;
+  }
   const set = await dc.setBreakpointsRequest({
     source: { path: env.PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
   assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));

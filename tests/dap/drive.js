@@ -6,6 +6,8 @@
 // Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
 'use strict';
 const assert = require('assert');
+const fs = require('fs');
+const net = require('net');
 const path = require('path');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
@@ -26,31 +28,54 @@ async function topFrame(dc, threadId) {
   return trace.body.stackFrames;
 }
 
-async function main() {
+// One IDE session: DebugClient on `dpdb dap` (stdio, or the --listen port in PORT, on HOST),
+// initialized and attached. `beforeAttach(dc, init)` looks at what comes before the attach.
+async function connect(attachArguments = {}, beforeAttach = async () => {}) {
   const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
   dc.defaultTimeout = TIMEOUT;
-  await (env.PORT ? dc.start(Number(env.PORT)) : dc.start());
-  const seen = {};
-
+  if (env.PORT && env.HOST) {
+    // DebugClient's own start(port) dials 127.0.0.1 only.
+    const socket = net.createConnection(Number(env.PORT), env.HOST);
+    await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+    dc.connect(socket, socket);
+  } else {
+    await (env.PORT ? dc.start(Number(env.PORT)) : dc.start());
+  }
   const init = await dc.initializeRequest({
     adapterID: 'python', clientID: 'dpdb-tests', linesStartAt1: true, columnsStartAt1: true,
     pathFormat: 'path',
   });
-  // Honest capabilities: what works is claimed, what does not yet is not.
-  assert.strictEqual(init.body.supportsConfigurationDoneRequest, true);
-  assert.strictEqual(init.body.supportsConditionalBreakpoints, true);
-  assert.strictEqual(init.body.supportsSetVariable, true);
-  assert.strictEqual(init.body.supportsCompletionsRequest, true);
-  assert.strictEqual(init.body.supportsLogPoints, true);
-  assert.strictEqual(init.body.supportsHitConditionalBreakpoints, false);
-
-  // An unknown request, and one that needs an attach first: error responses, the adapter lives.
-  await assert.rejects(dc.customRequest('noSuchRequest', {}), /unknown request "noSuchRequest"/);
-  await assert.rejects(dc.threadsRequest(), /before attach/);
-
+  await beforeAttach(dc, init);
   const initialized = dc.waitForEvent('initialized', TIMEOUT);
-  await dc.attachRequest({ name: 'dpdb', type: 'python', request: 'attach' });
+  const processEvent = dc.waitForEvent('process', TIMEOUT);
+  await dc.attachRequest(attachArguments);
   await initialized;
+  assert.strictEqual((await processEvent).body.startMethod, 'attach');
+  return dc;
+}
+
+function pidOf(name) {
+  return Number(/^pid (\d+) /.exec(name)[1]);
+}
+
+async function main() {
+  const seen = {};
+  const dc = await connect({ name: 'dpdb', type: 'python', request: 'attach' }, async (dc, init) => {
+    // Honest capabilities: what works is claimed, what does not is not.
+    assert.strictEqual(init.body.supportsConfigurationDoneRequest, true);
+    assert.strictEqual(init.body.supportsConditionalBreakpoints, true);
+    assert.strictEqual(init.body.supportsSetVariable, true);
+    assert.strictEqual(init.body.supportsCompletionsRequest, true);
+    assert.strictEqual(init.body.supportsLogPoints, true);
+    assert.strictEqual(init.body.supportsHitConditionalBreakpoints, true);
+    assert.strictEqual(init.body.supportsTerminateRequest, true);
+    assert.strictEqual(init.body.supportsExceptionInfoRequest, true);
+    assert.deepStrictEqual(init.body.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught']);
+    assert.strictEqual(init.body.supportsStepBack, false);
+    // An unknown request, and one that needs an attach first: error responses, the adapter lives.
+    await assert.rejects(dc.customRequest('noSuchRequest', {}), /unknown request "noSuchRequest"/);
+    await assert.rejects(dc.threadsRequest(), /before attach/);
+  });
 
   // A conditional breakpoint, set through the protocol, stops the grandchild process.
   const set = await dc.setBreakpointsRequest({
@@ -64,11 +89,12 @@ async function main() {
   }));
   const hits = await dc.setBreakpointsRequest({
     source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' },
-      { line: LINE_SECOND, hitCondition: '5' },
+      { line: LINE_SECOND, hitCondition: '% 5' },
       { line: LINE_SECOND, logMessage: 'dap-log n={n} items={len(items)}' }],
   });
+  // A hit count that pdb's ignore count cannot say is refused, saying which ones can.
   assert.strictEqual(hits.body.breakpoints[1].verified, false);
-  assert.match(hits.body.breakpoints[1].message, /not supported/);
+  assert.match(hits.body.breakpoints[1].message, /N or >= N/);
   assert.strictEqual(hits.body.breakpoints[2].verified, true, JSON.stringify(hits.body));
   seen.logged = await logged;
 
@@ -82,7 +108,7 @@ async function main() {
   const thread = threads.find((t) => t.id === threadId);
   assert.ok(thread, JSON.stringify(threads));
   assert.match(thread.name, /^pid (\d+) /);
-  seen.pid = Number(/^pid (\d+) /.exec(thread.name)[1]);
+  seen.pid = pidOf(thread.name);
   seen.threadName = thread.name;
 
   let frames = await topFrame(dc, threadId);
@@ -135,7 +161,8 @@ async function main() {
     JSON.stringify(completed.body));
   const where = await dc.evaluateRequest({ expression: 'w', frameId: frames[0].id, context: 'repl' });
   assert.match(where.body.result, /dap_job\.py\(\d+\)work\(\)/);
-  await assert.rejects(dc.evaluateRequest({ expression: 'c', frameId: frames[0].id, context: 'repl' }),
+  // `q` would end the process's debugging from under the IDE: its disconnect button does that.
+  await assert.rejects(dc.evaluateRequest({ expression: 'q', frameId: frames[0].id, context: 'repl' }),
     /not run from the repl/);
   await assert.rejects(dc.evaluateRequest({ expression: 'undefined_name', frameId: frames[0].id, context: 'watch' }),
     /NameError/);
@@ -188,17 +215,11 @@ async function main() {
 // The job starts after the IDE attached: its grandchild appears as a thread when it stops; a
 // thread that runs is paused by the IDE's pause button (dpdb pause underneath).
 async function late() {
-  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
-  dc.defaultTimeout = TIMEOUT;
-  await dc.start();
-  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
-  const initialized = dc.waitForEvent('initialized', TIMEOUT);
   // The IDE's copy of the program would be elsewhere (a laptop): pathMappings, as debugpy's.
   const remoteRoot = path.dirname(PROGRAM);
   const localRoot = '/nonexistent/ide/copy';
   const local = path.join(localRoot, path.basename(PROGRAM));
-  await dc.attachRequest({ pathMappings: [{ localRoot, remoteRoot }] });
-  await initialized;
+  const dc = await connect({ pathMappings: [{ localRoot, remoteRoot }] });
   // Good for the first call only: once continued, the grandchild runs until the pause button.
   await dc.setBreakpointsRequest({
     source: { path: local }, breakpoints: [{ line: LINE_WORK, condition: 'n == 0' }] });
@@ -236,19 +257,13 @@ async function late() {
   assert.ok(frames.length > 0);
   const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === stop.threadId).name;
   await dc.disconnectRequest({});
-  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(name)[1]) }) + '\n');
+  process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
 }
 
 // A terminal holds the grandchild's session when the IDE attaches: the IDE shows the thread as
 // attached elsewhere and leaves it; once the terminal detaches, the IDE takes it.
 async function shared() {
-  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
-  dc.defaultTimeout = TIMEOUT;
-  await dc.start();
-  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
-  const initialized = dc.waitForEvent('initialized', TIMEOUT);
-  await dc.attachRequest({});
-  await initialized;
+  const dc = await connect();
   await dc.configurationDoneRequest();
   const threads = (await dc.threadsRequest()).body.threads.filter(
     (t) => /\(paused, attached elsewhere\)$/.test(t.name));
@@ -261,29 +276,178 @@ async function shared() {
   const frames = await topFrame(dc, stop.threadId);
   assert.strictEqual(frames[0].line, LINE_WORK);
   await dc.disconnectRequest({});
-  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(threads[0].name)[1]) }) + '\n');
+  process.stdout.write(JSON.stringify({ pid: pidOf(threads[0].name) }) + '\n');
 }
 
 // The IDE dies while the grandchild is paused under it: no disconnect, its adapter's input just
 // ends. The job runs on, the session stays paused for a terminal, the IDE's breakpoint goes.
 async function dies() {
-  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
-  dc.defaultTimeout = TIMEOUT;
-  await dc.start();
-  await dc.initializeRequest({ adapterID: 'python', linesStartAt1: true, columnsStartAt1: true });
-  const initialized = dc.waitForEvent('initialized', TIMEOUT);
-  await dc.attachRequest({});
-  await initialized;
+  const dc = await connect();
   await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
   const stopped = dc.waitForEvent('stopped', TIMEOUT);
   await dc.configurationDoneRequest();
   const stop = (await stopped).body;
   const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === stop.threadId).name;
-  process.stdout.write(JSON.stringify({ pid: Number(/^pid (\d+) /.exec(name)[1]) }) + '\n');
+  process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
   process.kill(process.pid, 'SIGKILL');
 }
 
-const scenarios = { late, shared, dies };
+// Hit counts, as pdb's ignore counts, counted in the process from the moment it armed them: the
+// job starts after the attach, so the grandchild's calls of work() are counted from its first.
+async function hits() {
+  const dc = await connect();
+  const LINE_CALL = Number(env.LINE_CALL);
+  const functions = await dc.setFunctionBreakpointsRequest({
+    breakpoints: [{ name: 'work' }, { name: 'work', hitCondition: '3' }] });
+  assert.strictEqual(functions.body.breakpoints[0].verified, true, JSON.stringify(functions.body));
+  // Not claimed for function breakpoints (docs/ide.md says why).
+  assert.strictEqual(functions.body.breakpoints[1].verified, false, JSON.stringify(functions.body));
+  assert.match(functions.body.breakpoints[1].message, /function breakpoints/);
+  await dc.configurationDoneRequest();
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  process.stdout.write('attached\n');  // test_dap.py starts the job now
+  const stop = (await stopped).body;
+  assert.strictEqual(stop.reason, 'breakpoint');
+  const threadId = stop.threadId;
+  const valueOf = async (expression) => {
+    const frames = await topFrame(dc, threadId);
+    return (await dc.evaluateRequest({ expression, frameId: frames[0].id, context: 'watch' })).body.result;
+  };
+  // The function breakpoint: a call of work(), at its first line.
+  let frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].name, 'work');
+  assert.strictEqual(frames[0].line, LINE_WORK);
+  const n = Number(await valueOf('n'));
+
+  // A line's hit count, counted from the moment it is armed: the second call from now.
+  await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  const set = await dc.setBreakpointsRequest({
+    source: { path: PROGRAM }, breakpoints: [{ line: LINE_CALL, hitCondition: '>= 2' },
+      { line: LINE_CALL, hitCondition: '== 3' }] });
+  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  assert.strictEqual(set.body.breakpoints[1].verified, false, JSON.stringify(set.body));
+  let again = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.continueRequest({ threadId });
+  assert.strictEqual((await again).body.reason, 'breakpoint');
+  frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, LINE_CALL);
+  assert.strictEqual(await valueOf('n'), String(n + 2));
+  // From then on it stops at every hit, as after pdb's `ignore`.
+  again = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.continueRequest({ threadId });
+  await again;
+  assert.strictEqual(await valueOf('n'), String(n + 3));
+  const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === threadId).name;
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
+}
+
+// Exception breakpoints over a job started after the attach (tests/e2e/programs/dap_raise.py):
+// `raised` stops in the forked child where its code raises (RAISED=1: Python 3.12+), the repl's
+// `n` and `c` run on from there; `uncaught` stops where the child's exception would end it;
+// once the job has ended the IDE is told (thread exited, exited, terminated).
+async function exceptions() {
+  const dc = await connect();
+  const raised = env.RAISED === '1';
+  const filters = raised ? ['raised', 'uncaught'] : ['uncaught'];
+  const set = await dc.setExceptionBreakpointsRequest({ filters });
+  assert.deepStrictEqual(set.body.breakpoints.map((b) => b.verified), filters.map(() => true));
+  const unknown = await dc.setExceptionBreakpointsRequest({ filters: ['sometimes'] });
+  assert.strictEqual(unknown.body.breakpoints[0].verified, false);
+  assert.match(unknown.body.breakpoints[0].message, /no exception filter "sometimes"/);
+  await dc.setExceptionBreakpointsRequest({ filters });
+  await dc.configurationDoneRequest();
+  let stopped = dc.waitForEvent('stopped', TIMEOUT);
+  process.stdout.write('attached\n');  // test_dap.py starts the job now
+  let stop;
+  let threadId;
+  const seen = {};
+  if (raised) {
+    stop = (await stopped).body;
+    threadId = stop.threadId;
+    assert.strictEqual(stop.reason, 'exception');
+    let info = (await dc.exceptionInfoRequest({ threadId })).body;
+    assert.strictEqual(info.exceptionId, 'ValueError');
+    assert.strictEqual(info.description, 'bad row 0');
+    assert.strictEqual(info.breakMode, 'always');
+    assert.match(info.details.stackTrace, /ValueError: bad row 0/);
+    let frames = await topFrame(dc, threadId);
+    assert.strictEqual(frames[0].name, 'risky');
+    assert.strictEqual(frames[0].line, Number(env.LINE_RAISE));
+    assert.strictEqual(frames[1].name, 'rows');
+    // `n` typed in the debug console: the thread runs (continued), and stops after a step.
+    let continued = dc.waitForEvent('continued', TIMEOUT);
+    stopped = dc.waitForEvent('stopped', TIMEOUT);
+    const typed = await dc.evaluateRequest({ expression: 'n', frameId: frames[0].id, context: 'repl' });
+    assert.strictEqual(typed.body.result, '');
+    assert.strictEqual((await continued).body.threadId, threadId);
+    assert.strictEqual((await stopped).body.reason, 'step');
+    seen.afterNext = (await topFrame(dc, threadId)).map((f) => `${f.name}:${f.line}`)[0];
+    await assert.rejects(dc.exceptionInfoRequest({ threadId }), /did not stop for an exception/);
+    // `c`: it runs to the next raise.
+    continued = dc.waitForEvent('continued', TIMEOUT);
+    stopped = dc.waitForEvent('stopped', TIMEOUT);
+    frames = await topFrame(dc, threadId);
+    await dc.evaluateRequest({ expression: 'c', frameId: frames[0].id, context: 'repl' });
+    await continued;
+    assert.strictEqual((await stopped).body.reason, 'exception');
+    info = (await dc.exceptionInfoRequest({ threadId })).body;
+    assert.strictEqual(info.description, 'bad row 1');
+    // Raised exceptions off: the thread runs on until the uncaught one.
+    await dc.setExceptionBreakpointsRequest({ filters: ['uncaught'] });
+    stopped = dc.waitForEvent('stopped', TIMEOUT);
+    await dc.continueRequest({ threadId });
+  }
+  fs.writeFileSync(env.GO, 'go');  // the child raises a KeyError it does not catch
+  stop = (await stopped).body;
+  assert.strictEqual(stop.reason, 'exception');
+  if (raised) assert.strictEqual(stop.threadId, threadId);
+  threadId = stop.threadId;
+  const info = (await dc.exceptionInfoRequest({ threadId })).body;
+  assert.strictEqual(info.exceptionId, 'KeyError');
+  assert.strictEqual(info.breakMode, 'unhandled');
+  const frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].line, Number(env.LINE_UNCAUGHT));
+  const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === threadId).name;
+  // The child ends with its exception, the program after it with its status: the job ended.
+  const exited = dc.waitForEvent('exited', TIMEOUT);
+  const terminated = dc.waitForEvent('terminated', TIMEOUT);
+  await dc.continueRequest({ threadId });
+  seen.exitCode = (await exited).body.exitCode;
+  await terminated;
+  // A thread that is gone: an error response, the adapter lives on.
+  await assert.rejects(dc.stackTraceRequest({ threadId }), new RegExp(`no thread ${threadId}`));
+  assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
+  await dc.disconnectRequest({});
+  seen.pid = pidOf(name);
+  process.stdout.write(JSON.stringify(seen) + '\n');
+}
+
+// terminate ends the job: each process is released and sent SIGTERM through the hub; the IDE sees
+// every thread exit, then exited and terminated.
+async function terminate() {
+  const dc = await connect();
+  await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.configurationDoneRequest();
+  const stop = (await stopped).body;
+  const threads = (await dc.threadsRequest()).body.threads;
+  assert.strictEqual(threads.length, 3, JSON.stringify(threads));
+  const exitedThreads = new Set();
+  dc.on('thread', (event) => { if (event.body.reason === 'exited') exitedThreads.add(event.body.threadId); });
+  const exited = dc.waitForEvent('exited', TIMEOUT);
+  const terminated = dc.waitForEvent('terminated', TIMEOUT);
+  await dc.terminateRequest({});
+  await exited;
+  await terminated;
+  assert.deepStrictEqual([...exitedThreads].sort(), threads.map((t) => t.id).sort());
+  await assert.rejects(dc.stackTraceRequest({ threadId: stop.threadId }), /no thread/);
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify({ pids: threads.map((t) => pidOf(t.name)) }) + '\n');
+}
+
+const scenarios = { late, shared, dies, hits, exceptions, terminate };
 (scenarios[env.SCENARIO] || main)().then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);

@@ -16,6 +16,7 @@ from conftest import DPDB, PROMPT, TIMEOUT, line_of, program, stop, wait_until
 
 PROGRAM = program("dap_job.py")
 SINGLE = program("dap_single.py")
+RAISE = program("dap_raise.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
@@ -30,8 +31,9 @@ def needs_node():
 class Job:
     """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
 
-    def __init__(self, dpdb, start=True, script=PROGRAM):
+    def __init__(self, dpdb, start=True, script=PROGRAM, args=()):
         self.script = script
+        self.args = list(args)
         self.dpdb = dpdb
         self.socket = os.path.join(dpdb.root, "hub.sock")
         self.env = {"DPDB_HUB": "unix:" + self.socket}
@@ -45,7 +47,7 @@ class Job:
 
     def start(self, wait=True):
         dpdb = self.dpdb
-        self.run = subprocess.Popen([DPDB, "run", self.script, self.beat],
+        self.run = subprocess.Popen([DPDB, "run", self.script, self.beat] + self.args,
                                     env=dict(dpdb.env, **self.env), cwd=dpdb.root,
                                     stdin=subprocess.DEVNULL, stdout=self.output,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -76,7 +78,23 @@ def job(dpdb):
 def driver_env(job, **extra):
     return dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
                 LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
-                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")), **extra)
+                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")),
+                LINE_CALL=str(line_of(PROGRAM, "dap: call of work")), **extra)
+
+
+def driven_after_the_attach(job, scenario, **extra):
+    """A driver scenario that attaches first, says "attached", and then sees the job start."""
+    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO=scenario, **extra),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=job.dpdb.root, start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        job.start(wait=False)
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err
+        return json.loads(out.strip().splitlines()[-1])
+    finally:
+        stop(driver)
 
 
 def drive(job, **extra):
@@ -116,17 +134,29 @@ def test_debug_client_over_stdio_stops_a_grandchild_and_steps(dpdb, job):
     leaves_the_job_running(dpdb, job, seen)
 
 
-def test_debug_client_over_a_tcp_port(dpdb, job):
+def ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_debug_client_over_a_tcp_port(dpdb, job, host):
     needs_node()
-    server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+    if host == "[::1]" and not ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    server = subprocess.Popen([DPDB, "dap", "--listen", host + ":0"],
                               env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:
         line = server.stderr.readline()
-        port = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        port = re.search(r"listening on %s:(\d+)" % re.escape(host), line)
         assert port, line
-        seen = drive(job, PORT=port.group(1))
+        seen = drive(job, PORT=port.group(1), HOST=host.strip("[]"))
         leaves_the_job_running(dpdb, job, seen)
     finally:
         stop(server)
@@ -135,19 +165,67 @@ def test_debug_client_over_a_tcp_port(dpdb, job):
 def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
     needs_node()
     job = Job(dpdb, start=False)
-    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO="late"),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              cwd=dpdb.root, start_new_session=True)
     try:
-        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
-        job.start(wait=False)  # the grandchild stops at its first call, before its first beat
-        out, err = driver.communicate(timeout=180)
-        assert driver.returncode == 0, out + err
-        seen = json.loads(out.strip().splitlines()[-1])
-        leaves_the_job_running(dpdb, job, seen)
+        # The grandchild stops at its first call, before its first beat.
+        leaves_the_job_running(dpdb, job, driven_after_the_attach(job, "late"))
     finally:
-        stop(driver)
         job.close()
+
+
+def test_hit_counts_and_function_breakpoints(dpdb):
+    needs_node()
+    job = Job(dpdb, start=False)
+    try:
+        leaves_the_job_running(dpdb, job, driven_after_the_attach(job, "hits"))
+    finally:
+        job.close()
+
+
+def test_exception_breakpoints_and_the_end_of_the_job(dpdb):
+    """`raised` (3.12+) and `uncaught` in a forked child; the repl's `n` and `c`; once the child's
+    uncaught exception ended it and the program exited with its status, the IDE is told."""
+    needs_node()
+    go = os.path.join(dpdb.root, "go")
+    job = Job(dpdb, start=False, script=RAISE, args=[go])
+    try:
+        seen = driven_after_the_attach(
+            job, "exceptions", GO=go, RAISED="1" if sys.version_info >= (3, 12) else "0",
+            LINE_RAISE=str(line_of(RAISE, "dap: raise")),
+            LINE_UNCAUGHT=str(line_of(RAISE, "dap: uncaught")))
+        assert seen["exitCode"] == 1, seen
+        assert job.run.wait(timeout=TIMEOUT) == 1
+        if sys.version_info >= (3, 12):
+            # pdb's `next` from the raise: the exception leaves risky(), which pdb shows as its
+            # return, or the handler's line in rows().
+            assert seen["afterNext"] in ("risky:%d" % line_of(RAISE, "dap: raise"),
+                                         "rows:%d" % line_of(RAISE, "dap: handled")), seen
+    finally:
+        job.close()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ stops on raised exceptions")
+def test_raised_exceptions_say_why_not_before_3_12(dpdb, job):
+    added = dpdb.run("dpdb", "break", "raised exceptions", env=job.env)
+    assert added.returncode == 0, added.stderr
+    wait_until(lambda: "need Python 3.12+" in dpdb.run("dpdb", "break", "--list",
+                                                       env=job.env).stdout,
+               "the processes' note on raised exceptions")
+
+
+def test_terminate_ends_the_job(dpdb, job):
+    needs_node()
+    seen = drive(job, SCENARIO="terminate")
+    job.run.wait(timeout=TIMEOUT)
+    wait_until(lambda: not any(alive(pid) for pid in seen["pids"]), "every process ended")
+
+
+def alive(pid):
+    """Whether a process runs (a zombie waiting for its parent's wait() has ended)."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rpartition(") ")[2][:1] != "Z"
+    except OSError:
+        return False
 
 
 def test_an_ide_that_dies_leaves_the_job_running(dpdb, job):
@@ -194,34 +272,37 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def compare(dpdb, adapter, port, single_env):
+def compare(dpdb, adapter, port, single_env, script=SINGLE, **extra):
     done = subprocess.run(
         [NODE, os.path.join(os.path.dirname(DRIVER), "compare.js")], capture_output=True,
         text=True, timeout=180, cwd=dpdb.root,
-        env=dict(dpdb.env, ADAPTER=adapter, PORT=str(port), PROGRAM=SINGLE,
-                 LINE_WORK=str(line_of(SINGLE, "dap: first line of work")), **single_env))
+        env=dict(dpdb.env, ADAPTER=adapter, PORT=str(port), PROGRAM=script,
+                 LINE_WORK=str(line_of(SINGLE, "dap: first line of work")), **single_env,
+                 **extra))
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_same_flow_against_debugpy(dpdb):
-    """What an IDE does, step for step the same against debugpy 1.8 and `dpdb dap`, on one
-    single-process program (bench/dap.py times the two)."""
+def against_debugpy(dpdb, script, **extra):
+    """The flow of compare.js against debugpy 1.8, then against `dpdb dap`, on one program:
+    what each adapter showed."""
     needs_node()
     debugpy = pytest.importorskip("debugpy")  # dev/test installs it in every venv
     assert debugpy.__version__.startswith("1.8"), debugpy.__version__
     port = free_port()
     env = {k: v for k, v in dpdb.env.items() if k != "PYTHONBREAKPOINT"}
-    reference = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
-                                  SINGLE], env=env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
+    beat = os.path.join(dpdb.root, "beat")
+    reference = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen",
+                                  "127.0.0.1:%d" % port, script, beat],
+                                 env=env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True)
     try:
         wait_until(lambda: listening(port), "debugpy listening")
-        compare(dpdb, "debugpy", port, {})
+        theirs = compare(dpdb, "debugpy", port, {}, script, **extra)
     finally:
         stop(reference)
-    job = Job(dpdb, start=False, script=SINGLE)
+    job = Job(dpdb, start=False, script=script)
     job.start(wait=False)
     server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
                               env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
@@ -229,10 +310,34 @@ def test_the_same_flow_against_debugpy(dpdb):
                               start_new_session=True)
     try:
         port = int(re.search(r":(\d+)$", server.stderr.readline().strip()).group(1))
-        compare(dpdb, "dpdb", port, job.env)
+        ours = compare(dpdb, "dpdb", port, job.env, script, **extra)
     finally:
         stop(server)
         job.close()
+    return theirs, ours
+
+
+def test_the_same_flow_against_debugpy(dpdb):
+    """What an IDE does, step for step the same against debugpy 1.8 and `dpdb dap`, on one
+    single-process program (bench/dap times the two)."""
+    against_debugpy(dpdb, SINGLE)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="raised exceptions need 3.12+ here")
+def test_the_same_exception_flow_against_debugpy(dpdb):
+    """The `raised` filter: both adapters stop at the raise with reason exception, and say the
+    same in exceptionInfo and the stack (docs/ide.md: where they differ after a continue)."""
+    theirs, ours = against_debugpy(dpdb, RAISE, MODE="exceptions",
+                                   LINE_RAISE=str(line_of(RAISE, "dap: raise")))
+    assert ours["verified"] == [True] and theirs["verified"] in (None, [True]), (ours, theirs)
+    assert ours["stops"][0] == theirs["stops"][0], (ours, theirs)
+    # After a continue, dpdb stops at the next raise: once per exception, in the first frame of
+    # your code it reaches (debugpy stops again as the same exception enters the caller).
+    assert ours["stops"][1] == ours["stops"][0], ours
+    assert ours["stops"][0] == {"reason": "exception", "exceptionId": "ValueError",
+                                "breakMode": "always", "description": "bad row N",
+                                "frame": "risky:%d" % line_of(RAISE, "dap: raise"),
+                                "caller": "rows"}
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),

@@ -57,3 +57,13 @@ def test_an_exec_shows_the_new_program_still_running(dpdb):
     wait_until(lambda: ps(dpdb)[spawned]["state"] == "exec'd %s, since ended" % sleep,
                "the end of the exec'd program")
     run.terminate(force=True)
+
+
+def test_a_failed_exec_is_not_taken_for_one(dpdb):
+    run = dpdb.spawn("dpdb", "run", program("exec_fails.py"))
+    run.expect(r"exec failed (\d+)")
+    child = int(run.match.group(1))
+    wait_until(lambda: child in ps(dpdb) and ps(dpdb)[child]["state"] != "running",
+               "the child's end")
+    assert ps(dpdb)[child]["state"].startswith("vanished"), ps(dpdb)[child]
+    run.terminate(force=True)
