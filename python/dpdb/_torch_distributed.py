@@ -55,10 +55,9 @@ def _adapt(distributed):
         called = signature.bind(*args, **kwargs)
         called.apply_defaults()
         arguments = called.arguments
-        # The rank that breaks stops here, before torch's function and its barrier: a frame
-        # of torch's stopped at, and resumed from, a prompt had the rank abort as it exited
-        # (C++ terminate, about one run in three). With `skip`, only torch knows when to stop:
-        # its pdb is dpdb's, in its frame.
+        # The rank that breaks stops here, before torch's function and its barrier, one `up`
+        # from its caller. With `skip`, only torch knows when to stop: its pdb is dpdb's, in
+        # its frame.
         stops_here = arguments.get("skip", 0) == 0 and (
             distributed.get_rank() == arguments.get("rank", 0))
         if stops_here:
