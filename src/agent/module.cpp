@@ -1,5 +1,4 @@
 // The binding: dpdb._agent, a thin face over the Link. Every call that may block releases the GIL.
-#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -53,7 +52,9 @@ auto without_gil(F&& f) {
         if (interpreter_finalizing()) park_forever();
         try {
             PyEval_RestoreThread(saved);
-        } catch (abi::__forced_unwind&) {
+        } catch (...) {
+            // Only that forced unwind can come out of C code: libstdc++ names it
+            // abi::__forced_unwind, libc++abi (the wheels' C++ library) has no name for it.
             park_forever();
         }
     };

@@ -1,27 +1,16 @@
 #include "engine/condition.hpp"
 
-#include <cstring>
 #include <memory>
-#include <string>
 
+#include "engine/condition_eval.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
 
 namespace dpdb::engine {
 namespace {
 
-// What the engine reads of a running frame: its fast locals (frame_access.hpp) and globals
-// (borrowed), and its frame object if it has one (needed for module and class bodies only).
-struct FrameView {
-    PyObject** localsplus;
-    PyObject* globals;
-    PyFrameObject* frame;
-};
-
 bool g_allowed = true;
 PyObject* g_zero = nullptr;
-// cond string -> its compiled code, or None where the engine leaves the condition to bdb.
-PyObject* g_compiled = nullptr;
 
 struct Names {
     PyObject* bplist;
@@ -36,286 +25,71 @@ Names g_names{};
 
 bool ensure_names() {
     if (g_names.hits) return true;
-    g_compiled = PyDict_New();
     g_zero = PyLong_FromLong(0);
     g_names = {PyUnicode_InternFromString("bplist"),   PyUnicode_InternFromString("enabled"),
                PyUnicode_InternFromString("funcname"), PyUnicode_InternFromString("cond"),
                PyUnicode_InternFromString("hits"),     PyUnicode_InternFromString("ignore"),
                PyUnicode_InternFromString("dpdb_log")};
-    return g_compiled && g_zero && g_names.bplist && g_names.enabled && g_names.funcname &&
-           g_names.cond && g_names.hits && g_names.ignore && g_names.dpdb_log;
+    return g_zero && g_names.bplist && g_names.enabled && g_names.funcname && g_names.cond &&
+           g_names.hits && g_names.ignore && g_names.dpdb_log;
 }
 
-// Calls that read the evaluating frame's own namespace would see the small mapping instead of
-// f_locals.
-bool names_own_namespace(PyObject* compiled) {
-    static const char* const kNamespaceReaders[] = {"locals", "vars", "dir", "eval", "exec"};
-    PyObject* names = reinterpret_cast<PyCodeObject*>(compiled)->co_names;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
-        const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
-        if (!name) return true;
-        for (const char* reader : kNamespaceReaders)
-            if (std::strcmp(name, reader) == 0) return true;
-    }
-    return false;
-}
-
-// bdb's eval(cond, ...) of a string: leading blanks stripped, no compiler flags inherited (bdb
-// has no future imports). Borrowed code object, or None; null with an exception set.
-PyObject* compiled_condition(PyObject* cond) {
-    PyObject* known = PyDict_GetItemWithError(g_compiled, cond);
-    if (known || PyErr_Occurred()) return known;
-    const char* text = PyUnicode_AsUTF8(cond);
-    if (!text) return nullptr;
-    while (*text == ' ' || *text == '\t') ++text;
-    PyObject* compiled = nullptr;
-    if (!std::strstr(text, ":=")) {
-        compiled = Py_CompileString(text, "<string>", Py_eval_input);
-        if (!compiled) PyErr_Clear();  // bdb raises the same error, and stops
-    }
-    if (compiled && names_own_namespace(compiled)) Py_CLEAR(compiled);
-    if (!compiled) {
-        Py_INCREF(Py_None);
-        compiled = Py_None;
-    }
-    int rc = PyDict_SetItem(g_compiled, cond, compiled);
-    Py_DECREF(compiled);
-    return rc < 0 ? nullptr : compiled;
-}
-
-bool same_name(PyObject* a, PyObject* b) {
-    return a == b || PyUnicode_Compare(a, b) == 0;
-}
-
-#if PY_VERSION_HEX >= 0x030B0000
-// CPython's private kinds of co_localspluskinds (internal/pycore_code.h, 3.11-3.13).
-constexpr unsigned char kFastHidden = 0x10;
-constexpr unsigned char kFastCell = 0x40;
-constexpr unsigned char kFastFree = 0x80;
-
-// The slot f_locals reads `name` from: -1 when the code has no such variable, -2 when f_locals
-// leaves it out (a comprehension's variable inlined into the frame, 3.12+).
-int slot_of(PyCodeObject* co, PyObject* name, bool* cell) {
-    PyObject* names = co->co_localsplusnames;
-    const char* kinds = PyBytes_AS_STRING(co->co_localspluskinds);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
-        if (!same_name(PyTuple_GET_ITEM(names, i), name)) continue;
-        auto kind = static_cast<unsigned char>(kinds[i]);
-        if (kind & kFastHidden) return -2;
-        *cell = (kind & (kFastCell | kFastFree)) != 0;
-        return static_cast<int>(i);
-    }
-    return -1;
-}
-#else
-int find_in(PyObject* names, PyObject* name) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i)
-        if (same_name(PyTuple_GET_ITEM(names, i), name)) return static_cast<int>(i);
-    return -1;
-}
-
-// As PyFrame_FastToLocals reads them: a cell variable that is also an argument lives in its cell
-// (the argument's own slot is cleared), free variables after the cells.
-int slot_of(PyCodeObject* co, PyObject* name, bool* cell) {
-    const int ncells = static_cast<int>(PyTuple_GET_SIZE(co->co_cellvars));
-    *cell = true;
-    int i = find_in(co->co_cellvars, name);
-    if (i >= 0) return co->co_nlocals + i;
-    i = find_in(co->co_freevars, name);
-    if (i >= 0) return co->co_nlocals + ncells + i;
-    *cell = false;
-    return find_in(co->co_varnames, name);
-}
-#endif
-
-ConditionSlots& slots_for(PyObject* code, CodeInfo* info, PyObject* compiled) {
-    if (!info->conditions) info->conditions = std::make_unique<ConditionCache>();
-    for (ConditionSlots& known : info->conditions->entries)
-        if (known.compiled == compiled) return known;
-    ConditionSlots& made = info->conditions->entries.emplace_back();
-    made.compiled = compiled;
-    made.usable = true;
-    auto* co = reinterpret_cast<PyCodeObject*>(code);
-    PyObject* names = reinterpret_cast<PyCodeObject*>(compiled)->co_names;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names) && made.usable; ++i) {
-        PyObject* name = PyTuple_GET_ITEM(names, i);
-        bool cell = false;
-        int index = slot_of(co, name, &cell);
-        if (index == -2) made.usable = false;
-        if (index >= 0) made.slots.push_back({name, index, cell});
-    }
-    return made;
-}
-
-// A scope of the condition's own (a lambda, a comprehension, which 3.12 inlines as variables of
-// the condition's code) would see the wrapper's arguments where eval's sees the globals.
-bool has_own_scopes(PyObject* compiled) {
-    auto* co = reinterpret_cast<PyCodeObject*>(compiled);
-#if PY_VERSION_HEX >= 0x030B0000
-    if (co->co_nlocalsplus > 0) return true;
-#else
-    if (co->co_nlocals > 0) return true;
-#endif
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(co->co_consts); ++i)
-        if (PyCode_Check(PyTuple_GET_ITEM(co->co_consts, i))) return true;
-    return false;
-}
-
-// The code of `lambda <slot names>: (cond)`, or null (never an exception) where it would not
-// behave as eval(cond) with those names in the locals.
-PyObject* make_wrapper(const ConditionSlots& found, PyObject* cond) {
-    if (has_own_scopes(found.compiled)) return nullptr;
-    std::string source = "lambda ";
-    for (std::size_t i = 0; i < found.slots.size(); ++i) {
-        const char* name = PyUnicode_AsUTF8(found.slots[i].name);
-        if (!name) return nullptr;
-        source += (i ? ", " : "") + std::string(name);
-    }
-    const char* text = PyUnicode_AsUTF8(cond);
-    if (!text) return nullptr;
-    while (*text == ' ' || *text == '\t') ++text;
-    source += ": (\n" + std::string(text) + "\n)";
-    PyObject* outer = Py_CompileString(source.c_str(), "<string>", Py_eval_input);
-    PyObject* wrapper = nullptr;
-    PyObject* consts = outer ? reinterpret_cast<PyCodeObject*>(outer)->co_consts : nullptr;
-    for (Py_ssize_t i = 0; consts && i < PyTuple_GET_SIZE(consts); ++i) {
-        PyObject* item = PyTuple_GET_ITEM(consts, i);
-        if (PyCode_Check(item)) wrapper = item;
-    }
-    const int kinds = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
-    if (wrapper && !(reinterpret_cast<PyCodeObject*>(wrapper)->co_flags & kinds)) {
-        Py_INCREF(wrapper);
-    } else {
-        wrapper = nullptr;
-    }
-    Py_XDECREF(outer);
-    PyErr_Clear();
-    return wrapper;
-}
-
-// The wrapper made a function of `globals`, or null (never an exception) when there is none.
-PyObject* function_for(ConditionSlots& found, PyObject* cond, PyObject* globals) {
-    if (!found.wrapper_tried) {
-        found.wrapper_tried = true;
-        found.wrapper = make_wrapper(found, cond);
-    }
-    if (!found.wrapper) return nullptr;
-    if (found.function && PyFunction_GET_GLOBALS(found.function) == globals) return found.function;
-    Py_CLEAR(found.function);
-    found.function = PyFunction_New(found.wrapper, globals);
-    if (!found.function) PyErr_Clear();
-    return found.function;
-}
-
-// The condition's value in the frame: new reference, or null with an exception set, or without
-// one when the engine cannot tell.
-PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
-                   PyObject* compiled) {
-    PyObject* globals = view.globals;
-    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) {
-        // Module and class bodies: f_locals is their namespace itself.
-        if (!view.frame) return nullptr;
-#if PY_VERSION_HEX >= 0x030B0000
-        PyObject* locals = PyFrame_GetLocals(view.frame);
-#else
-        PyObject* locals = view.frame->f_locals;
-        Py_XINCREF(locals);
-#endif
-        PyObject* value = locals ? PyEval_EvalCode(compiled, globals, locals) : nullptr;
-        Py_XDECREF(locals);
-        return value;
-    }
-    ConditionSlots& found = slots_for(code, info, compiled);
-    if (!found.usable) return nullptr;
-    constexpr std::size_t kMaxArgs = 16;
-    PyObject* values[kMaxArgs];
-    const std::size_t n = found.slots.size();
-    bool all_bound = n <= kMaxArgs;
-    PyObject** fast = view.localsplus;
-    for (std::size_t i = 0; i < n; ++i) {
-        const ConditionSlots::Slot& slot = found.slots[i];
-        PyObject* value = fast[slot.index];
-        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
-        if (i < kMaxArgs) values[i] = value;
-        all_bound = all_bound && value;
-    }
-    if (all_bound) {
-        if (PyObject* function = function_for(found, cond, globals)) {
-            // Held: while the condition runs, another thread may remake the slot's function.
-            Py_INCREF(function);
-            PyObject* value = PyObject_Vectorcall(function, values, n, nullptr);
-            Py_DECREF(function);
-            return value;
-        }
-    }
-    // What f_locals holds of the names: an unbound variable is left out, as f_locals leaves it.
-    PyObject* locals = PyDict_New();
-    for (std::size_t i = 0; locals && i < n; ++i) {
-        const ConditionSlots::Slot& slot = found.slots[i];
-        PyObject* value = fast[slot.index];
-        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
-        if (value && PyDict_SetItem(locals, slot.name, value) < 0) Py_CLEAR(locals);
-    }
-    PyObject* value = locals ? PyEval_EvalCode(compiled, globals, locals) : nullptr;
-    Py_XDECREF(locals);
-    return value;
-}
-
-// Whether the engine can evaluate `cond` in this frame as bdb would (checked before anything is
-// evaluated or counted, so that a line is either the engine's or bdb's).
-bool evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
-    if (!PyUnicode_Check(cond)) return false;
-    PyObject* compiled = compiled_condition(cond);
-    if (!compiled || compiled == Py_None) return false;
-    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return view.frame;
-    return slots_for(code, info, compiled).usable;
-}
-
-// The truth of an evaluable `cond` in the frame: 1, 0, or -1 when it raised (bdb's bare except).
-int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond) {
-    PyObject* compiled = compiled_condition(cond);
-    if (!compiled || compiled == Py_None) return -1;
-#if PY_VERSION_HEX < 0x030C0000
-    // As inside bdb's trace function: what the condition calls is not traced (the patched code's
-    // check runs outside any trace function; 3.12's callbacks run with tracing already counted).
-    PyThreadState* ts = PyThreadState_Get();
-    ++ts->tracing;
-#endif
-    PyObject* value = evaluate(view, code, info, cond, compiled);
-#if PY_VERSION_HEX < 0x030C0000
-    --ts->tracing;
-#endif
-    int truth = value ? PyObject_IsTrue(value) : -1;
-    Py_XDECREF(value);
-    if (truth < 0) PyErr_Clear();
-    return truth;
-}
-
-// bdb.Breakpoint.bplist[file of code, line]: a list, borrowed (kept by the code's cache for
-// this generation of breakpoints: a key that comes or goes starts a new one), or null.
-PyObject* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
+// The line's bdb.Breakpoint.bplist[file of code, line] (kept by the code's cache for this
+// generation of breakpoints: a key that comes or goes starts a new one), or null.
+ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     ConditionCache& cache = *info->conditions;
     if (cache.generation != state().generation) {
-        for (auto& [at, list] : cache.lines) Py_DECREF(list);
         cache.lines.clear();
+        ++cache.epoch;
         cache.generation = state().generation;
     }
-    for (auto& [at, list] : cache.lines)
-        if (at == line) return list;
+    for (ConditionLine& at : cache.lines)
+        if (at.line == line) return &at;
     PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
     if (!file) return nullptr;
     PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
     PyObject* key = bplist ? Py_BuildValue("(Oi)", file, line) : nullptr;
     PyObject* found = key && PyDict_Check(bplist) ? PyDict_GetItemWithError(bplist, key) : nullptr;
+    ConditionLine* at = nullptr;
     if (found && PyList_Check(found)) {
         Py_INCREF(found);
-        cache.lines.emplace_back(line, found);
-    } else {
-        found = nullptr;
+        at = &cache.lines.emplace_back(line, found);
     }
     Py_XDECREF(key);
     Py_XDECREF(bplist);
-    return found;
+    return at;
+}
+
+#if PY_VERSION_HEX < 0x030D0000
+constexpr bool kSnapshots = true;
+// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there).
+// 3.13 leaves it alone where an instance's attributes live in its inline values, with or without
+// a dict object: there every hit reads the breakpoint anew.
+std::uint64_t dict_version(PyObject* dict) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return reinterpret_cast<PyDictObject*>(dict)->ma_version_tag;
+#pragma GCC diagnostic pop
+}
+#else
+constexpr bool kSnapshots = false;
+std::uint64_t dict_version(PyObject*) {
+    return 0;
+}
+#endif
+
+// Py_NewRef and Py_XNewRef, which 3.9 lacks.
+PyObject* new_ref(PyObject* o) {
+    Py_INCREF(o);
+    return o;
+}
+PyObject* xnew_ref(PyObject* o) {
+    Py_XINCREF(o);
+    return o;
+}
+
+bool current(const BreakpointSnapshot* snap, PyObject* bp) {
+    return snap && snap->valid && snap->bp == bp && dict_version(snap->dict) == snap->version;
 }
 
 // A Breakpoint's attribute, new reference or null. bdb.Breakpoint keeps them in its instance
@@ -337,7 +111,8 @@ PyObject* dict_of(PyObject* bp) {
     return dict;
 }
 
-// The attributes bdb.effective() reads of one breakpoint (new references, null if missing).
+// The attributes bdb.effective() reads of one breakpoint (new references, null if missing), from
+// its snapshot while nothing changed the breakpoint since.
 struct Fields {
     PyObject* bp = nullptr;
     PyObject* dict = nullptr;
@@ -345,12 +120,25 @@ struct Fields {
     PyObject* cond = nullptr;
     bool has_cond = false;
     bool by_function = true;
-    bool logpoint = false;  // python/dpdb/_logpoints.py's: a message when due, never a stop
+    bool logpoint = false;         // python/dpdb/_logpoints.py's: a message when due, never a stop
+    PyObject* compiled = nullptr;  // the condition's code, once known (borrowed)
+    BreakpointSnapshot* snap = nullptr;
 
     Fields() = default;
-    void read(PyObject* breakpoint) {
+    void read(PyObject* breakpoint, BreakpointSnapshot* snapshot) {
         bp = breakpoint;
         Py_INCREF(bp);
+        if (current(snapshot, bp)) {
+            snap = snapshot;
+            dict = new_ref(snap->dict);
+            enabled = snap->enabled;
+            by_function = snap->by_function;
+            cond = xnew_ref(snap->cond);
+            has_cond = snap->has_cond;
+            logpoint = snap->logpoint;
+            compiled = snap->compiled;
+            return;
+        }
         dict = dict_of(bp);
         PyObject* on = attribute(bp, dict, g_names.enabled);
         enabled = on && PyObject_IsTrue(on) > 0;
@@ -367,6 +155,29 @@ struct Fields {
         if (!dict && !(log = PyObject_GetAttr(bp, g_names.dpdb_log))) PyErr_Clear();
         logpoint = log && log != Py_None;
         Py_XDECREF(log);
+        if (kSnapshots && snapshot && dict && !PyErr_Occurred()) keep(snapshot);
+    }
+    // Read after the fields, with no Python code run between: the dict's version covers them.
+    void keep(BreakpointSnapshot* snapshot) {
+        snapshot->clear();
+        PyObject* hits = PyDict_GetItemWithError(dict, g_names.hits);
+        if (!hits || !PyLong_CheckExact(hits)) return;
+        snapshot->bp = new_ref(bp);
+        snapshot->dict = new_ref(dict);
+        snapshot->enabled = enabled;
+        snapshot->by_function = by_function;
+        snapshot->cond = xnew_ref(cond);
+        snapshot->has_cond = has_cond;
+        snapshot->logpoint = logpoint;
+        snapshot->hits = new_ref(hits);
+        snapshot->version = dict_version(dict);
+        snapshot->valid = true;
+        snap = snapshot;
+    }
+    // The condition's code, once bdb's cond is known to be one the engine evaluates.
+    void learn_compiled(PyObject* code) {
+        compiled = code;
+        if (current(snap, bp)) snap->compiled = code;
     }
     ~Fields() {
         Py_XDECREF(cond);
@@ -376,14 +187,22 @@ struct Fields {
     Fields(const Fields&) = delete;
     Fields& operator=(const Fields&) = delete;
 
-    // bp.<name> += delta; false with an exception set on failure.
+    // bp.<name> += delta; false with an exception set on failure. The hits of an unchanged
+    // breakpoint come from its snapshot, which the change then follows.
     bool add(PyObject* name, long delta) {
-        PyObject* now = attribute(bp, dict, name);
+        const bool known = name == g_names.hits && current(snap, bp);
+        PyObject* now = known ? new_ref(snap->hits) : attribute(bp, dict, name);
         PyObject* step = now ? PyLong_FromLong(delta) : nullptr;
         PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
         int rc = !next  ? -1
                  : dict ? PyDict_SetItem(dict, name, next)
                         : PyObject_SetAttr(bp, name, next);
+        if (known && rc == 0) {
+            Py_SETREF(snap->hits, new_ref(next));
+            snap->version = dict_version(dict);
+        } else if (snap && snap->bp == bp) {
+            snap->valid = false;
+        }
         Py_XDECREF(now);
         Py_XDECREF(step);
         Py_XDECREF(next);
@@ -404,13 +223,12 @@ enum class Answer { kBdb, kNoStop, kStop };
 // bdb.effective() decides among the others; the engine takes the line only while every condition
 // there is false, when serving sends nothing and effective() stops nowhere, and counts the hits
 // as the two count them. A due line's conditions run again there.
-Answer all_false(const FrameView& view, PyObject* code, CodeInfo* info, Fields* fields,
-                 Py_ssize_t n) {
+template <typename Truth>
+Answer all_false(Fields* fields, Py_ssize_t n, Truth&& truth) {
     for (Py_ssize_t i = 0; i < n; ++i)
         if (fields[i].enabled && !fields[i].has_cond) return Answer::kBdb;
     for (Py_ssize_t i = 0; i < n; ++i)
-        if (fields[i].enabled && truth_of(view, code, info, fields[i].cond) != 0)
-            return Answer::kBdb;
+        if (fields[i].enabled && truth(fields[i]) != 0) return Answer::kBdb;
     for (Py_ssize_t i = 0; i < n; ++i)
         if (fields[i].enabled) fields[i].add(g_names.hits, 1);
     return Answer::kNoStop;
@@ -423,35 +241,50 @@ Answer all_false(const FrameView& view, PyObject* code, CodeInfo* info, Fields* 
 Answer effective(const FrameView& view, PyObject* code, int line, PyObject** stop_at, bool* flag) {
     CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
-    PyObject* breakpoints = info ? breakpoints_at(code, info, line) : nullptr;
-    if (!breakpoints) return Answer::kBdb;
+    ConditionLine* at = info ? breakpoints_at(code, info, line) : nullptr;
+    if (!at) return Answer::kBdb;
+    PyObject* breakpoints = at->list;
     // What effective() reads of each breakpoint, read once before any condition runs.
     constexpr Py_ssize_t kMaxBreakpoints = 8;
     const Py_ssize_t n = PyList_GET_SIZE(breakpoints);
     if (n > kMaxBreakpoints) return Answer::kBdb;
+    while (at->snapshots.size() < static_cast<std::size_t>(n)) at->snapshots.emplace_back();
     Fields fields[kMaxBreakpoints];
     bool any_cond = false, any_log = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         Fields& bp = fields[i];
-        bp.read(PyList_GET_ITEM(breakpoints, i));
+        bp.read(PyList_GET_ITEM(breakpoints, i), &at->snapshots[i]);
         if (!bp.enabled) continue;
-        if (bp.by_function || (bp.has_cond && !evaluable(view, code, info, bp.cond)))
-            return Answer::kBdb;
+        if (bp.by_function) return Answer::kBdb;
+        if (bp.has_cond) {
+            PyObject* compiled = evaluable(view, code, info, bp.cond, bp.compiled);
+            if (!compiled) return Answer::kBdb;
+            if (!bp.compiled) bp.learn_compiled(compiled);
+        }
         any_cond |= bp.has_cond;
         any_log |= bp.logpoint;
     }
     // Plain breakpoints only: nothing to gain, bdb decides as ever.
     if (!any_cond) return Answer::kBdb;
-    if (any_log) return all_false(view, code, info, fields, n);
+    // The snapshots are the line's for this generation: another thread that runs a condition
+    // meanwhile may start a new one.
+    const std::uint64_t epoch = info->conditions->epoch;
+    auto truth = [&](Fields& bp) {
+        int value = truth_of(view, code, info, bp.cond, bp.compiled);
+        if (info->conditions->epoch != epoch)
+            for (Py_ssize_t i = 0; i < n; ++i) fields[i].snap = nullptr;
+        return value;
+    };
+    if (any_log) return all_false(fields, n, truth);
     Answer answer = Answer::kNoStop;
     for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < n; ++i) {
         Fields& bp = fields[i];
         if (!bp.enabled) continue;
         bp.add(g_names.hits, 1);
-        int truth = bp.has_cond ? truth_of(view, code, info, bp.cond) : 1;
-        if (truth == 0 || (truth > 0 && bp.ignored())) continue;
+        int value = bp.has_cond ? truth(bp) : 1;
+        if (value == 0 || (value > 0 && bp.ignored())) continue;
         answer = Answer::kStop;
-        *flag = truth > 0;
+        *flag = value > 0;
         Py_INCREF(bp.bp);
         *stop_at = bp.bp;
     }
@@ -498,12 +331,20 @@ bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, in
 
 }  // namespace
 
+void BreakpointSnapshot::clear() {
+    valid = false;
+    compiled = nullptr;
+    Py_CLEAR(bp);
+    Py_CLEAR(dict);
+    Py_CLEAR(cond);
+    Py_CLEAR(hits);
+}
+
 ConditionCache::~ConditionCache() {
     for (ConditionSlots& entry : entries) {
         Py_XDECREF(entry.wrapper);
         Py_XDECREF(entry.function);
     }
-    for (auto& [line, list] : lines) Py_DECREF(list);
 }
 
 void conditions_allow(bool on) {
@@ -521,18 +362,13 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
     return answer_line(FrameView{frame_localsplus(frame), globals, frame}, frame, code, line);
 }
 
-#if PY_VERSION_HEX >= 0x030C0000
+#if PY_VERSION_HEX >= 0x030B0000
 bool conditions_false_running(PyObject* code, int line) {
     if (!g_allowed || !(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
         return false;
-    PyThreadState* ts = PyThreadState_Get();
-#if PY_VERSION_HEX >= 0x030D0000
-    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->current_frame);
-#else
-    auto* running = reinterpret_cast<InterpreterFrameHead*>(ts->cframe->current_frame);
-#endif
-    if (!running || running->pointers[0] != code) return false;
-    auto* globals = static_cast<PyObject*>(running->pointers[3]);
+    InterpreterFrameHead* running = running_frame(PyThreadState_Get());
+    if (!running || running->pointers[kFrameCode] != code) return false;
+    auto* globals = static_cast<PyObject*>(running->pointers[kFrameGlobals]);
     return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, line);
 }
 #endif

@@ -48,12 +48,45 @@ struct ConditionSlots {
     PyObject* wrapper = nullptr;
     PyObject* function = nullptr;
 };
+// What bdb.effective() reads of one bdb.Breakpoint, as of one version of its instance dict: read
+// again whenever anything changed the dict (`condition`, `ignore`, `enable`, a hit counted by bdb).
+struct BreakpointSnapshot {
+    PyObject* bp = nullptr;    // strong
+    PyObject* dict = nullptr;  // strong
+    std::uint64_t version = 0;
+    bool valid = false;
+    bool enabled = false;
+    bool by_function = true;
+    bool logpoint = false;
+    bool has_cond = false;
+    PyObject* cond = nullptr;      // strong
+    PyObject* compiled = nullptr;  // borrowed from the engine's compiled conditions, or null
+    PyObject* hits = nullptr;      // strong
+    BreakpointSnapshot() = default;
+    BreakpointSnapshot(const BreakpointSnapshot&) = delete;
+    BreakpointSnapshot& operator=(const BreakpointSnapshot&) = delete;
+    ~BreakpointSnapshot() { clear(); }
+    void clear();
+};
+// One breakpoint line of a code object: bdb.Breakpoint.bplist's list there (strong) and a
+// snapshot of each of its breakpoints.
+struct ConditionLine {
+    int line = 0;
+    PyObject* list = nullptr;
+    std::deque<BreakpointSnapshot> snapshots;
+    ConditionLine(int at, PyObject* found) : line(at), list(found) {}
+    ConditionLine(const ConditionLine&) = delete;
+    ConditionLine& operator=(const ConditionLine&) = delete;
+    ~ConditionLine() { Py_XDECREF(list); }
+};
 struct ConditionCache {
     std::deque<ConditionSlots> entries;  // a deque: a reference stays valid while one is added
-    // The bdb.Breakpoint.bplist lists of this code's breakpoint lines (strong), valid for one
-    // generation of breakpoints (engine.hpp's State::generation).
+    // This code's breakpoint lines, valid for one generation of breakpoints (engine.hpp's
+    // State::generation); `epoch` counts the changes of `lines`, which another thread may make
+    // while a condition runs.
     std::uint64_t generation = 0;
-    std::vector<std::pair<int, PyObject*>> lines;
+    std::uint64_t epoch = 0;
+    std::deque<ConditionLine> lines;
     ~ConditionCache();
 };
 
@@ -75,10 +108,10 @@ PyObject* take_verdict(PyObject* frame, int line);
 // Drops the verdict bdb did not take (the line's event went to bdb and back).
 void conditions_forget();
 
-#if PY_VERSION_HEX >= 0x030C0000
-// The same for the frame running `code` on this thread (a sys.monitoring callback's), read
-// without its frame object, which need not be made for an event that goes no further. Module and
-// class bodies are left to the caller.
+#if PY_VERSION_HEX >= 0x030B0000
+// The same for the frame running `code` on this thread (a sys.monitoring callback's, 3.11's
+// check's caller), read without its frame object, which need not be made for an event that goes
+// no further. Module and class bodies are left to the caller.
 bool conditions_false_running(PyObject* code, int line);
 #endif
 

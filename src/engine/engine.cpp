@@ -53,11 +53,6 @@ PyObject* frame_code(PyObject* frame) {
     return reinterpret_cast<PyObject*>(PyFrame_GetCode(reinterpret_cast<PyFrameObject*>(frame)));
 }
 
-bool is_generator_code(PyObject* code) {
-    const int flags = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
-    return (reinterpret_cast<PyCodeObject*>(code)->co_flags & flags) != 0;
-}
-
 // Reads a frame-or-None attribute; returns false with an exception set on failure.
 bool read_frame_attr(PyObject* dbg, const char* name, PyObject*& frame, PyObject*& code) {
     PyObject* value = PyObject_GetAttrString(dbg, name);

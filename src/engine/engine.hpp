@@ -146,6 +146,10 @@ int engine_attach(PyObject* debugger);
 int engine_update(PyObject* debugger);
 int engine_detach(PyObject* debugger);
 bool is_step_code(PyObject* code);
+inline bool is_generator_code(PyObject* code) {
+    const int flags = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
+    return (reinterpret_cast<PyCodeObject*>(code)->co_flags & flags) != 0;
+}
 
 // Session of the calling thread, or null.
 Session* current_session();

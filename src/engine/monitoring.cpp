@@ -1,7 +1,7 @@
 // CPython 3.12+: the engine as a sys.monitoring tool with C callbacks. Events stay switched off
 // while nothing is armed; with breakpoints set, the code objects of files holding breakpoints are
 // found (3.13: by PY_START/PY_RESUME, every other code location answering DISABLE once; 3.12: by
-// scan mode, below), LINE runs only on those code objects and is DISABLEd again on every line
+// scan mode, scan.cpp), LINE runs only on those code objects and is DISABLEd again on every line
 // without a breakpoint.
 #include <Python.h>
 
@@ -20,76 +20,11 @@
 #include "engine/condition.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
+#include "engine/monitoring.hpp"
 #include "engine/superinstructions.hpp"
 
 namespace dpdb::engine {
 namespace {
-
-enum : int {
-    kPyStart = 0,
-    kPyResume = 1,
-    kPyReturn = 2,
-    kPyYield = 3,
-    kLineEv = 5,
-    kInstruction = 6,
-    kJump = 7,
-    kStopIteration = 9,
-    kRaise = 10,
-    kPyUnwind = 12,
-    kPyThrow = 13,
-};
-constexpr int bit(int e) {
-    return 1 << e;
-}
-
-constexpr int kStepLocal = bit(kPyResume) | bit(kPyReturn) | bit(kPyYield) | bit(kLineEv) |
-                           bit(kJump) | bit(kStopIteration);
-constexpr int kBreakLocal = bit(kLineEv) | bit(kJump);
-
-struct Monitoring {
-    int tool = -1;
-    PyObject* disable = nullptr;
-    PyObject* set_events = nullptr;
-    PyObject* set_local_events = nullptr;
-    PyObject* restart_events = nullptr;
-    PyObject* current_frames = nullptr;
-    // Code objects we gave local events to, so that they can be taken back (strong refs).
-    std::map<PyObject*, int> local;
-    // What the last reconfigure applied.
-    bool applied = false;
-    std::uint64_t generation = 0;
-    int global_events = -1;
-    bool scan = false;
-    std::vector<PyObject*> step_codes;
-    std::vector<PyObject*> opcode_codes;
-    // Scan mode (below). The strategy allows it; its code watcher and audit hook are in place.
-    bool scan_allowed = true;
-    bool scan_hooks = false;
-    PyInterpreterState* interpreter = nullptr;
-    // The breakpoint files (canonic, sorted) that scan_codes were collected for; while it is not
-    // empty the hooks add what they see to scan_codes.
-    std::vector<std::string> scan_files;
-    // The breakpoint files whose scan found part of the heap frozen (not scanned again).
-    std::vector<std::string> frozen_files;
-    // Their code objects (strong): found by the last heap scan or seen by the hooks since.
-    std::unordered_set<PyObject*> scan_codes;
-    // 3.12: the strategy lets superinstructions be put back; a pending call to do it is queued.
-    bool restore_allowed = true;
-    bool restore_scheduled = false;
-    // 3.12: code objects that lost events (answered DISABLE, or had their local events taken
-    // back), strong, whose superinstructions are put back once CPython has taken the events out,
-    // each with the code units of the lines whose event was taken out since.
-    std::unordered_map<PyObject*, std::vector<int>> to_restore;
-    // 3.12: code objects that ran while some session needed every call (strong). The global
-    // events of a step instrumented them, and once those are switched off CPython takes them out
-    // only at the code's next call, without a callback to restore after.
-    std::unordered_set<PyObject*> ran_under_global_events;
-};
-
-Monitoring& mon() {
-    static Monitoring m;
-    return m;
-}
 
 PyObject* none() {
     Py_RETURN_NONE;
@@ -196,6 +131,8 @@ int call_monitoring(PyObject* fn, PyObject* code, int events) {
     return 0;
 }
 
+}  // namespace
+
 int add_local(PyObject* code, int events) {
     Monitoring& m = mon();
     auto it = m.local.find(code);
@@ -210,6 +147,8 @@ int add_local(PyObject* code, int events) {
     }
     return 0;
 }
+
+namespace {
 
 // After a step: brings the instrumentation of the code that ran meanwhile up to date now (a
 // change of its local events makes CPython re-instrument it at once; changed back, it ends with
@@ -254,265 +193,10 @@ int discover(PyObject* code) {
     return info->in_bp_file ? add_local(code, kBreakLocal) : 0;
 }
 
-// Calls `visit` (returning -1 with an exception set to stop) with the code of every frame on
-// every thread's stack.
-template <typename Visit>
-int for_each_running_code(Visit visit) {
-    PyObject* frames = PyObject_CallNoArgs(mon().current_frames);
-    if (!frames) return -1;
-    Py_ssize_t pos = 0;
-    PyObject *tid, *top;
-    int rc = 0;
-    while (rc == 0 && PyDict_Next(frames, &pos, &tid, &top)) {
-        PyFrameObject* f = reinterpret_cast<PyFrameObject*>(Py_NewRef(top));
-        while (f && rc == 0) {
-            PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
-            rc = visit(code);
-            Py_DECREF(code);
-            PyFrameObject* back = PyFrame_GetBack(f);
-            Py_DECREF(f);
-            f = back;
-        }
-        Py_XDECREF(f);
-    }
-    Py_DECREF(frames);
-    return rc;
-}
-
 // Breakpoints set while frames of their code are already running: PY_START has passed for them,
 // so give their code line events right away, in every thread.
 int discover_running() {
     return for_each_running_code(discover);
-}
-
-// ---- scan mode (3.12) ----
-//
-// On 3.12 a global PY_START leaves every code object it instrumented about 7% slower on
-// call-heavy code, even after that code answered DISABLE and the event was switched off
-// (bench/monitoring_floor.py; 3.13 has no such cost). So on 3.12 the code objects of breakpoint
-// files are found without it, and only they get (local) events:
-// - a heap scan whenever the set of breakpoint files changes: functions, generators,
-//   coroutines, async generators, the frames of every thread, and the code nested in the
-//   co_consts of each;
-// - a code watcher for code made later: an import (from source or a .pyc), compile, exec of
-//   source, code.replace, unpickling;
-// - an audit hook for code made earlier and run later: "exec" (exec and eval) of a code object.
-// What none of them sees misses its breakpoints: a function made by hand from a code object held
-// since before the scan (types.FunctionType(code, ...)). Objects moved out of the collector's
-// view by gc.freeze() keep scan mode off (global PY_START instead), as DPDB_ENGINE=noscan does.
-
-#if PY_VERSION_HEX < 0x030D0000
-constexpr bool kScanMode = true;
-#else
-constexpr bool kScanMode = false;
-#endif
-
-std::vector<std::string> breakpoint_files() {
-    std::vector<std::string> files;
-    for (const auto& [file, lines] : state().breaks) files.push_back(file);
-    std::sort(files.begin(), files.end());
-    return files;
-}
-
-void drop_scan_codes() {
-    Monitoring& m = mon();
-    std::unordered_set<PyObject*> codes;
-    codes.swap(m.scan_codes);
-    m.scan_files.clear();
-    state().scan_codes = 0;
-    for (PyObject* code : codes) Py_DECREF(code);
-}
-
-// Gives every kept code object its line events (strong references held meanwhile).
-int apply_scan_codes() {
-    std::vector<PyObject*> codes(mon().scan_codes.begin(), mon().scan_codes.end());
-    for (PyObject* code : codes) Py_INCREF(code);
-    int rc = 0;
-    for (PyObject* code : codes) {
-        if (rc == 0) rc = add_local(code, kBreakLocal);
-        Py_DECREF(code);
-    }
-    return rc;
-}
-
-// A code object of a breakpoint file: kept, and given its line events at once while scan mode
-// is in force (a fresh code object has no frame yet; an old one is instrumented in place).
-int keep_scan_code(PyObject* code) {
-    Monitoring& m = mon();
-    if (!m.scan_codes.insert(code).second) return 0;
-    Py_INCREF(code);
-    state().scan_codes = m.scan_codes.size();
-    return m.scan ? add_local(code, kBreakLocal) : 0;
-}
-
-// Keeps the code objects of breakpoint files in the trees it visits (a code object and those
-// nested in its co_consts), each code object once.
-class ScanCollector {
-  public:
-    // Returns -1 with an exception set.
-    int visit(PyObject* code) {
-        if (!seen_.insert(code).second) return 0;
-        auto* co = reinterpret_cast<PyCodeObject*>(code);
-        // Code objects come in files: one verdict per co_filename object saves a dict lookup
-        // for each (the objects stay alive: the code objects holding them do).
-        auto verdict = verdicts_.find(co->co_filename);
-        int hit;
-        if (verdict != verdicts_.end()) {
-            hit = verdict->second;
-        } else {
-            hit = is_bp_filename(co->co_filename);
-            if (hit < 0) return -1;
-            verdicts_.emplace(co->co_filename, hit != 0);
-        }
-        if (hit && keep_scan_code(code) < 0) return -1;
-        PyObject* consts = co->co_consts;
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i) {
-            PyObject* child = PyTuple_GET_ITEM(consts, i);
-            if (PyCode_Check(child) && visit(child) < 0) return -1;
-        }
-        return 0;
-    }
-
-    // The code a function, generator, coroutine or async generator runs, if `o` is one.
-    int visit_object(PyObject* o) {
-        if (PyFunction_Check(o)) return visit(PyFunction_GET_CODE(o));
-        const char* attr = PyGen_Check(o)             ? "gi_code"
-                           : PyCoro_CheckExact(o)     ? "cr_code"
-                           : PyAsyncGen_CheckExact(o) ? "ag_code"
-                                                      : nullptr;
-        if (!attr) return 0;
-        PyObject* code = PyObject_GetAttrString(o, attr);
-        if (!code) return -1;
-        int rc = PyCode_Check(code) ? visit(code) : 0;
-        Py_DECREF(code);
-        return rc;
-    }
-
-  private:
-    std::unordered_set<PyObject*> seen_;
-    std::unordered_map<PyObject*, bool> verdicts_;
-};
-
-// gc.freeze() hides what it froze from gc.get_objects(), and so from the heap scan. 3.12 itself
-// keeps objects frozen from the start, but no code among them (the MRO tuples of static types);
-// a program's gc.freeze() freezes everything alive then, importlib's own functions included.
-// Those functions (new references), to be looked for in the heap.
-std::vector<PyObject*> freeze_witnesses() {
-    std::vector<PyObject*> witnesses;
-    PyObject* modules = PyImport_GetModuleDict();
-    PyObject* importlib = PyDict_GetItemString(modules, "_frozen_importlib");
-    if (!importlib || !PyModule_Check(importlib)) return witnesses;
-    PyObject* dict = PyModule_GetDict(importlib);
-    Py_ssize_t pos = 0;
-    PyObject *name, *value;
-    while (PyDict_Next(dict, &pos, &name, &value))
-        if (PyFunction_Check(value)) witnesses.push_back(Py_NewRef(value));
-    return witnesses;
-}
-
-// Every code object of a breakpoint file that a frame runs, or that a function, generator or
-// coroutine on the heap can run. The hooks are live meanwhile (scan_files is set): code made
-// while the scan runs Python code (canonic file names) is kept too. `*hidden` tells that a
-// gc.freeze() of the program hid part of the heap. Returns -1 with an exception set.
-int scan_heap(bool* hidden) {
-    ++state().scans;
-    *hidden = false;
-    long frozen = frozen_objects();
-    if (frozen < 0) return -1;
-    std::vector<PyObject*> witnesses;
-    if (frozen > 0) {
-        witnesses = freeze_witnesses();
-        if (witnesses.empty()) {
-            *hidden = true;
-            return 0;
-        }
-    }
-    ScanCollector collector;
-    int rc = for_each_running_code([&](PyObject* code) { return collector.visit(code); });
-    PyObject* objects = rc == 0 ? heap_objects() : nullptr;
-    if (!objects) rc = -1;
-    const Py_ssize_t n = objects ? PyList_GET_SIZE(objects) : 0;
-    std::unordered_set<PyObject*> unseen(witnesses.begin(), witnesses.end());
-    for (Py_ssize_t i = 0; i < n && rc == 0; ++i) {
-        PyObject* o = PyList_GET_ITEM(objects, i);
-        if (!unseen.empty() && PyFunction_Check(o)) unseen.erase(o);
-        rc = collector.visit_object(o);
-    }
-    Py_XDECREF(objects);
-    *hidden = !unseen.empty();
-    for (PyObject* witness : witnesses) Py_DECREF(witness);
-    return rc;
-}
-
-// The hooks run inside whatever made or runs the code: they keep the exception that may be
-// pending there, and report their own failure as unraisable rather than fail that operation.
-template <typename Work>
-void in_hook(PyObject* context, Work work) {
-    PyObject* pending = PyErr_GetRaisedException();
-    if (work() < 0) PyErr_WriteUnraisable(context);
-    PyErr_SetRaisedException(pending);
-}
-
-// The engine's interpreter: an audit hook is called from every one.
-bool in_engine_interpreter() {
-    return PyInterpreterState_Get() == mon().interpreter;
-}
-
-int on_code_event(PyCodeEvent event, PyCodeObject* co) {
-    if (event != PY_CODE_EVENT_CREATE || mon().scan_files.empty()) return 0;
-    auto* code = reinterpret_cast<PyObject*>(co);
-    in_hook(code, [&] {
-        int hit = is_bp_filename(co->co_filename);
-        return hit > 0 ? keep_scan_code(code) : hit;
-    });
-    return 0;
-}
-
-int on_audit(const char* event, PyObject* args, void*) {
-    if (mon().scan_files.empty() || std::strcmp(event, "exec") != 0 || !in_engine_interpreter())
-        return 0;
-    PyObject* code = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : nullptr;
-    if (!code || !PyCode_Check(code)) return 0;
-    in_hook(code, [&] { return ScanCollector().visit(code); });
-    return 0;
-}
-
-// Decides whether scan mode finds the code of breakpoint files from now on, and scans the heap
-// when the set of breakpoint files changed. Returns -1 with an exception set.
-int reconfigure_scan() {
-    State& st = state();
-    Monitoring& m = mon();
-    st.scan = false;
-    std::vector<std::string> files = breakpoint_files();
-    if (!kScanMode || !m.scan_allowed || files.empty()) {
-        st.scan_blocker.clear();
-        drop_scan_codes();
-        m.frozen_files.clear();
-        return 0;
-    }
-    if (!m.scan_hooks) {
-        st.scan_blocker = "no code watcher or audit hook";
-        return 0;
-    }
-    if (files == m.frozen_files) return 0;  // the blocker stays
-    if (files != m.scan_files) {
-        drop_scan_codes();
-        m.scan_files = files;
-        bool hidden = false;
-        int rc = scan_heap(&hidden);
-        if (rc < 0 || hidden) {
-            drop_scan_codes();
-            if (hidden) {
-                st.scan_blocker = "gc.freeze()";
-                m.frozen_files = std::move(files);
-            }
-            return rc;
-        }
-    }
-    m.frozen_files.clear();
-    st.scan_blocker.clear();
-    st.scan = st.armed;
-    return 0;
 }
 
 PyFrameObject* current_frame() {
@@ -745,15 +429,7 @@ int backend_init() {
         any_thread_pending_call =
             reinterpret_cast<AddPendingCall>(::dlsym(RTLD_DEFAULT, "_PyEval_AddPendingCall"));
     }
-    if (kScanMode) {
-        // Once per process (an audit hook cannot be removed): both return at once while no
-        // breakpoint file is armed in scan mode. Without them the engine uses PY_START.
-        m.interpreter = PyInterpreterState_Get();
-        if (PyCode_AddWatcher(on_code_event) >= 0 && PySys_AddAuditHook(on_audit, nullptr) == 0)
-            m.scan_hooks = true;
-        else
-            PyErr_Clear();
-    }
+    scan_init();
     return 0;
 }
 
