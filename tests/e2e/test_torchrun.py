@@ -6,6 +6,7 @@ a plain breakpoint() on rank 2 while the others wait in an all_reduce, then `c`,
 gets the sum. dev/test does not install torch (docs/frameworks.md says why): this runs in a venv
 that has it, and skips elsewhere."""
 
+import json
 import os
 import signal
 import socket
@@ -37,7 +38,13 @@ def torchrun(dpdb):
                      str(RANKS), "--master-port", str(free_port()), JOB, str(GROUP_TIMEOUT),
                      timeout=TORCH_TIMEOUT)
     yield run
-    try:  # torchrun and its ranks share the run's process group: none is left behind
+    # torchrun starts each rank in a session of its own: a test that fails leaves none behind,
+    # each process of the job (as the hub lists them) killed, then the run's process group.
+    if run.isalive():
+        listed = dpdb.run("dpdb", "ps", "--json")
+        for process in json.loads(listed.stdout or "[]"):
+            dpdb.track(process["pid"])
+    try:
         os.killpg(run.pid, signal.SIGKILL)
     except OSError:
         pass
