@@ -46,17 +46,18 @@ def _set_trace_at(frame, header=None, commands=()):
     debugger.set_trace(frame)
 
 
-def post_mortem(traceback=None):
-    """Open a post-mortem session on a traceback (default: the exception being handled)."""
+def post_mortem(traceback=None, *, header=None):
+    """Open a post-mortem session on a traceback (default: the exception being handled), with
+    `header` as its first line."""
     exception = None
     if traceback is None:
         _, exception, traceback = sys.exc_info()
     if traceback is None:
         raise ValueError("post_mortem() needs a traceback outside an except block")
-    _post_mortem_of(traceback, exception)
+    _post_mortem_of(traceback, exception, header)
 
 
-def _post_mortem_of(traceback, exception):
+def _post_mortem_of(traceback, exception, header=None):
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
@@ -64,7 +65,11 @@ def _post_mortem_of(traceback, exception):
     use_hub = _can_use_hub()
     if use_hub is None:
         return
-    if not use_hub:
-        pdb.post_mortem(traceback)
-        return
-    Debugger().post_mortem(traceback, exception)
+    debugger = Debugger() if use_hub else pdb.Pdb()
+    if header is not None:
+        debugger.message(header)
+    if use_hub:
+        debugger.post_mortem(traceback, exception)
+    else:  # pdb.post_mortem's own steps, with the header before them
+        debugger.reset()
+        debugger.interaction(None, traceback)

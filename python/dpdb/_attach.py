@@ -5,7 +5,7 @@ Runs once, in a thread the loader started (never in one of the program's), holdi
 
 import os
 
-from dpdb import _bootstrap, _process
+from dpdb import _bootstrap, _command_source, _process
 
 # How long the attach waits for the first connection before it says the hub is unreachable.
 _CONNECT_WAIT = 5.0
@@ -27,4 +27,5 @@ def start(order):
         return {"error": "the agent could not reach the hub at %s within %gs"
                 % (order["hub"], _CONNECT_WAIT)}
     _bootstrap.report_os_exit()
+    _command_source.register()
     return {"ok": True, "pid": os.getpid()}

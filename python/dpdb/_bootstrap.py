@@ -9,6 +9,9 @@ import sys
 
 def start(sitecustomize_path):
     _chain_sitecustomize(sitecustomize_path)
+    from dpdb import _command_source
+
+    _command_source.register()
     if os.environ.get("DPDB_RUN_INTERACTIVE"):
         _ctrl_c_pauses()  # first: the terminal's Ctrl-C may come while the link starts
     from dpdb import _process
@@ -21,18 +24,19 @@ def start(sitecustomize_path):
             # ... but the program waits for the hub's global breakpoints (milliseconds), so
             # that its first lines stop too.
             _control.wait_for_breakpoints()
-            from dpdb import _ray, set_trace
+            from dpdb import _pickled_code, _ray, set_trace
 
-            _ray.keep_breakpoints(set_trace, (lambda: _post_mortem(*sys.exc_info()))
-                                  if os.environ.get("DPDB_POST_MORTEM") else None)
+            _pickled_code.keep_file_names()
+            _ray.keep_breakpoints(set_trace, bool(os.environ.get("DPDB_POST_MORTEM")))
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
     report_os_exit()
     if os.environ.get("DPDB_POST_MORTEM"):
-        from dpdb import _exceptions
+        from dpdb import _caught_exceptions, _exceptions
 
         _exceptions.want_uncaught("post-mortem", _open_post_mortem)
+        _caught_exceptions.install(_framework_post_mortem)
 
 
 def report_os_exit():
@@ -102,13 +106,13 @@ def _chain_sitecustomize(path):
             return
 
 
-def _post_mortem(exc_type, exc_value, traceback):
-    from dpdb import _exceptions
-
-    _exceptions.post_mortem(exc_type, exc_value, traceback, _open_post_mortem)
-
-
 def _open_post_mortem(exc_type, exc_value, traceback):
     import dpdb
 
     dpdb._post_mortem_of(traceback, exc_value)
+
+
+def _framework_post_mortem(exception, traceback, header):
+    import dpdb
+
+    dpdb._post_mortem_of(traceback, exception, header)

@@ -18,11 +18,11 @@ The handler's methods are bound when a pool is made, so they are wrapped in the 
 billiard's pool module is imported, before any pool exists.
 """
 
-import importlib.abc
-import importlib.machinery
 import os
 import sys
 import time
+
+from dpdb import _on_import
 
 _MODULE = "billiard.pool"
 # How often, on Celery's event loop, a limit that came due during a pause looks at the worker
@@ -52,29 +52,7 @@ def paused(pid):
 
 def hold_limits_when_imported():
     """Wraps the timeout handler as soon as billiard's pool is imported (or now, if it is)."""
-    if _MODULE in sys.modules:
-        _hold_limits(sys.modules[_MODULE])
-    elif not any(isinstance(finder, _OnImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _OnImport())
-
-
-class _OnImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: for billiard's pool, the spec the path finder gives, whose loader
-    wraps the handler once the module has run."""
-
-    def find_spec(self, name, path, target=None):
-        if name != _MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and hasattr(spec.loader, "exec_module"):
-            run = spec.loader.exec_module
-
-            def run_then_hold(module):
-                run(module)
-                _hold_limits(module)
-
-            spec.loader.exec_module = run_then_hold
-        return spec
+    _on_import.when_imported(_MODULE, _hold_limits)
 
 
 def _hold_limits(pool):

@@ -54,6 +54,7 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 """
 
 import bdb
+import linecache
 import os
 import sys
 import _thread
@@ -222,6 +223,10 @@ def files_matching(spec, also=None):
     ``spec`` ('work.py', 'pkg/work.py'), whole path components: a set of canonic paths."""
     if not spec:
         return set()
+    if spec.startswith("<") and spec.endswith(">"):
+        # Code compiled under a name in angle brackets (python -c's "<string>", IPython's
+        # cells): no file on disk, but linecache holds its lines when the name means one.
+        return {spec} if linecache.getlines(spec) else set()
     if os.path.isabs(spec) and os.path.exists(spec):
         return {_canonic(spec)}
     suffix = os.path.normcase(os.path.normpath(spec))

@@ -17,6 +17,8 @@ import os
 import sys
 import threading
 
+from dpdb import _caught_exceptions
+
 # Why uncaught exceptions are wanted -> the function that opens the session (type, value, tb).
 _uncaught = {}
 _hooks_in = False
@@ -53,6 +55,8 @@ def post_mortem(exc_type, exc_value, traceback, open_session):
     """An uncaught exception (not an exit): said on stderr, then its session opened."""
     if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
         return
+    if _caught_exceptions.seen(exc_value):
+        return  # a framework's hook showed it where it was raised already
     sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
         exc_type.__name__, os.getpid()))
     open_session(exc_type, exc_value, traceback)

@@ -13,6 +13,7 @@ child, which inherits them, reconciles them with the hub's list like any process
 """
 
 import bdb
+import linecache
 import os
 import sys
 import sysconfig
@@ -157,6 +158,8 @@ class GlobalBreakpoints:
     def code_appeared(self, filename):
         """From the code watch: code of `filename` is about to run, or to be made, in this
         thread. Not while this thread arms: the engine's own code.replace() raises the watch."""
+        if filename.startswith("<") and not linecache.getlines(filename):
+            return  # a string a library compiles (namedtuple's, dataclasses'): no lines to arm
         if getattr(_arming, "now", False) or not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
             return
         try:
@@ -261,6 +264,7 @@ class GlobalBreakpoints:
         for bp in self.wanted:
             file, _ = parse_spec(bp["spec"])
             if file is not None:
-                names.add(os.path.basename(file) if file.endswith(".py")
+                # "<string>" (python -c's program) is watched as it is written.
+                names.add(os.path.basename(file) if file.endswith((".py", ">"))
                           else os.path.basename(file) + ".py")
         _agent.watch_code(self.code_appeared, names)

@@ -5,7 +5,8 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-# module name -> the callbacks waiting for it (each called once, with the module, after its body ran)
+# module name -> the callbacks waiting for it (each called once, with the module, after its
+# body ran)
 _waiting = {}
 
 

@@ -14,20 +14,20 @@ never loads this: Ray's debugger works there as it does.
 import os
 import sys
 
-from dpdb import _agent
+from dpdb import _agent, _caught_exceptions
 
 _RAY_TARGETS = ("ray.util.rpdb.",)
 # Which node a process runs on: the start of Ray's node id is enough to tell nodes apart.
 _NODE_ID_CHARS = 8
 
 
-# Handed down by the start-up (a leaf imports no stage): dpdb.set_trace, and with --post-mortem
-# what opens a post-mortem session on the exception being handled.
+# Handed down by the start-up (a leaf imports no stage): dpdb.set_trace; and whether the run
+# is `--post-mortem`.
 _set_trace = None
-_post_mortem = None
+_post_mortem = False
 
 
-def keep_breakpoints(set_trace, post_mortem=None):
+def keep_breakpoints(set_trace, post_mortem=False):
     """At start-up of a process that carries the agent: watch PYTHONBREAKPOINT for Ray."""
     global _set_trace, _post_mortem
     if os.environ.get("DPDB_RAY", "on") == "off":
@@ -43,7 +43,7 @@ def _breakpoint_variable_changed(value):
     if value and value.startswith(_RAY_TARGETS):
         if sys.breakpointhook is sys.__breakpointhook__:
             sys.breakpointhook = _set_trace
-        if _post_mortem is not None:
+        if _post_mortem:
             _take_post_mortem()
     elif sys.breakpointhook is _set_trace:
         sys.breakpointhook = sys.__breakpointhook__
@@ -58,7 +58,16 @@ def _take_post_mortem():
     if rpdb is None:
         return
     rpdb._is_ray_debugger_post_mortem_enabled = lambda: True
-    rpdb._post_mortem = _post_mortem
+    rpdb._post_mortem = _post_mortem_of_task
+
+
+def _post_mortem_of_task():
+    exc_type, exception, traceback = sys.exc_info()
+    if exc_type is None:
+        return
+    _caught_exceptions.post_mortem(
+        exception, traceback, "ray: post-mortem of %s in %s (the caller gets a RayTaskError once "
+        "you continue)" % (exc_type.__name__, task_name() or "a Ray task"))
 
 
 def _context():

@@ -24,7 +24,7 @@ import sys
 import threading
 import weakref
 
-from dpdb import _agent, _celery_limits, _dask_worker, _torch_distributed
+from dpdb import _agent, _celery_limits, _dask_worker, _switches, _torch_distributed
 
 # The name of the thread that runs while a thread of the process is paused (see above).
 PAUSED_THREAD = "dpdb-paused"
@@ -113,24 +113,7 @@ STRATEGIES = (Gunicorn, Celery, _dask_worker.Dask, _torch_distributed.Torch)
 
 def enabled():
     """The strategies DPDB_SUPERVISORS leaves on."""
-    setting = os.environ.get("DPDB_SUPERVISORS", "on").strip()
-    if setting == "off":
-        return ()
-    left_out = {item.strip()[1:] for item in setting.split(",") if item.strip().startswith("-")}
-    unknown = left_out - {strategy.name for strategy in STRATEGIES}
-    if unknown:
-        _warn_once("DPDB_SUPERVISORS: no strategy named %s (there are %s)" % (
-            ", ".join(sorted(unknown)), ", ".join(s.name for s in STRATEGIES)))
-    return tuple(strategy for strategy in STRATEGIES if strategy.name not in left_out)
-
-
-_warned = set()
-
-
-def _warn_once(text):
-    if text not in _warned:
-        _warned.add(text)
-        sys.stderr.write("dpdb: %s\n" % text)
+    return _switches.enabled("DPDB_SUPERVISORS", STRATEGIES)
 
 
 class _Keeper:
@@ -157,7 +140,7 @@ class _Keeper:
             try:
                 getattr(strategy, method)()
             except Exception as error:  # the program must never pay for a bug here
-                _warn_once("%s strategy: %r" % (strategy.name, error))
+                _switches.warn_once("%s strategy: %r" % (strategy.name, error))
 
 
 _lock = threading.Lock()
@@ -194,7 +177,7 @@ def _applies(strategy):
     try:
         return strategy.applies()
     except Exception as error:  # a framework version we do not know: leave it alone
-        _warn_once("%s strategy: %r" % (strategy.name, error))
+        _switches.warn_once("%s strategy: %r" % (strategy.name, error))
         return False
 
 

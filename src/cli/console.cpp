@@ -319,6 +319,11 @@ std::optional<unsigned char> Console::next_byte() {
 }
 
 void Console::handle(const wire::Message& message) {
+    // What the program wrote before its agent sent this (a warning pdb printed to stderr, then
+    // the prompt) is in its terminal already: shown first, the terminal keeps their order.
+    if (options_.program_terminal != nullptr && options_.program_terminal->fd() >= 0) {
+        relay_program_output();
+    }
     const auto& type = message.type;
     if (type == "event") {
         on_event(message.str("kind"), message["data"]);

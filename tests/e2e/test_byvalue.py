@@ -63,3 +63,25 @@ def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
     run.expect("early result 42")
     run.expect("driver done")
     finish(run)
+
+
+def test_with_dpdb_cloudpickle_off_cloudpickle_3_1_code_names_no_file(dpdb):
+    # From 3.1 on, cloudpickle pickles every function under the file name "<dynamic-code>"; in
+    # the processes dpdb debugs, it keeps the real one (DPDB_CLOUDPICKLE=off: it does not).
+    cloudpickle = pytest.importorskip("cloudpickle")
+    if tuple(int(part) for part in cloudpickle.__version__.split(".")[:2]) < (3, 1):
+        pytest.skip("cloudpickle %s keeps the file name itself" % cloudpickle.__version__)
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", JOB, go, env={"DPDB_CLOUDPICKLE": "off"})
+    run.expect("driver ready")
+    line = line_of(JOB, "the task's line")
+    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
+    assert added.returncode == 0, added.stderr
+    open(go, "w").close()
+    run.expect("pickled result 42")  # nothing stopped it: its code names no file
+    run.expect(r"byvalue_job.py\(%d\)task\(\)" % line)  # compiled under the file's name: stops
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("compiled result 42")
+    run.expect("driver done")
+    finish(run)

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import PROMPT, finish, line_of, program, stop_line, wait_until
+from conftest import PROMPT, expect_all, finish, line_of, program, stop_line, wait_until
 
 pytest.importorskip("ray")
 
@@ -147,7 +147,9 @@ def test_post_mortem_of_a_ray_task_opens_in_its_worker(dpdb):
                      env=ray_env(dpdb), timeout=RAY_TIMEOUT)
     try:
         line = line_of(program(os.path.join("frameworks", "ray_fail.py")), "the task's failing")
-        run.expect(r"ray task ratio, thread MainThread, at ray_fail.py:%d in ratio\(\)" % line)
+        expect_all(run, r"ray task ratio, thread MainThread, at ray_fail.py:%d in ratio\(\)" % line,
+                   r"ray: post-mortem of ZeroDivisionError in ray task ratio \(the caller gets a "
+                   r"RayTaskError once you continue\)")
         run.expect(PROMPT)
         run.sendline("p x")
         run.expect(r"\r\n3\r\n")

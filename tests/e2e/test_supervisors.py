@@ -165,21 +165,21 @@ def test_uvicorn_worker_paused_in_its_event_loop_passes_the_health_check(dpdb):
 # --- Celery prefork -------------------------------------------------------------------------
 
 
-def start_celery(dpdb, env=None):
-    """A Celery worker with a prefork pool of one under `dpdb run`, its broker a folder:
-    (run, its main pid, its environment)."""
+def start_celery(dpdb, env=None, options=()):
+    """A Celery worker with a prefork pool of one under `dpdb run` (with `options`), its broker a
+    folder: (run, its main pid, its environment)."""
     pytest.importorskip("celery")
     env = dict(env or {}, CELERY_QUEUE=os.path.join(dpdb.root, "queue"),
                TASK_TIME_LIMIT=str(SUPERVISOR_TIMEOUT))
-    run = dpdb.spawn("dpdb", "run", "-m", "celery", "-A", "tasks", "worker", "--pool", "prefork",
+    run = dpdb.spawn("dpdb", "run", *options, "-m", "celery", "-A", "tasks", "worker", "--pool", "prefork",
                      "--concurrency", "1", "--loglevel", "INFO", "--without-gossip",
                      "--without-mingle", "--without-heartbeat", cwd=FRAMEWORKS, env=env)
     run.expect(r"worker ready, main pid (\d+)")
     return run, int(run.match.group(1)), env
 
 
-def send_task(dpdb, env):
-    done = dpdb.run(sys.executable, "-c", "import tasks; tasks.score.delay(5)",
+def send_task(dpdb, env, task="score"):
+    done = dpdb.run(sys.executable, "-c", "import tasks; tasks.%s.delay(5)" % task,
                     env=dict(env, PYTHONPATH=FRAMEWORKS))
     assert done.returncode == 0, done.stderr
 

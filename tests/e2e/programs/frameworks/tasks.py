@@ -1,4 +1,4 @@
-"""A Celery task with time limits that stops at a breakpoint. The broker is kombu's filesystem
+"""A Celery task with time limits that stops at a breakpoint, and one that raises. The broker is kombu's filesystem
 transport in the folder CELERY_QUEUE names: no server to start, and a prefork pool works with it
 as with any broker (the pool does not care where tasks come from)."""
 import os
@@ -27,3 +27,9 @@ def score(rows):
     total = sum(range(rows))
     breakpoint()
     return total
+
+
+@app.task
+def ratio(rows):
+    total = sum(range(rows))
+    return total // (rows - rows)  # line: divide

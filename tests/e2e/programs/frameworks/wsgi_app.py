@@ -1,4 +1,5 @@
-"""A Flask view that stops at a breakpoint, served by gunicorn's sync or gthread worker."""
+"""A Flask view that stops at a breakpoint, served by gunicorn's sync or gthread worker, and one
+that raises (Flask answers it with a 500)."""
 import flask
 
 app = flask.Flask(__name__)
@@ -9,3 +10,9 @@ def score(rows):
     total = sum(range(rows))
     breakpoint()
     return "score %d\n" % total
+
+
+@app.route("/ratio/<int:rows>")
+def ratio(rows):
+    total = sum(range(rows))
+    return "ratio %d\n" % (total // (rows - rows))  # line: divide

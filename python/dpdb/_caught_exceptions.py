@@ -1,0 +1,184 @@
+"""`dpdb run --post-mortem` where a framework catches the exception itself.
+
+A Flask or Django view that raises becomes a 500, a Celery task that raises is stored as
+FAILURE, a test that fails is a report of pytest's, a task that raises in a joblib/loky worker
+is sent back to its caller: none of these exceptions is uncaught, so the process's excepthook
+never sees them. Each strategy here hooks the framework's own place for its exception, in the
+process and the thread where it was raised, and opens a post-mortem session on its traceback
+there (the frames, with their locals, as pdb.post_mortem shows them). The framework goes on
+with its own handling once the session is continued. The session's first line says which
+strategy opened it and what the framework does next.
+
+Ray's tasks are _ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
+here); DPDB_RAY=off switches it.
+DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-loky`.
+"""
+
+import os
+import sys
+
+from dpdb import _on_import, _switches
+
+# Handed down by the start-up (a leaf imports no stage): opens a post-mortem session on an
+# exception's traceback, with a first line for the user.
+_open = None
+# Set on an exception a session was opened for: one that is raised again (a framework that
+# propagates it, a caller in the same process) opens no second session.
+_SEEN = "_dpdb_post_mortem_seen"
+
+
+def post_mortem(exception, traceback, header):
+    """A session on `traceback` (of `exception`), unless one was opened for that exception."""
+    if _open is None or traceback is None or getattr(exception, _SEEN, False):
+        return
+    try:
+        setattr(exception, _SEEN, True)
+    except Exception:
+        pass  # an exception that takes no attributes: it may be seen twice, no more
+    _open(exception, traceback, header)
+
+
+def seen(exception):
+    """Whether a session was opened for this exception already."""
+    return getattr(exception, _SEEN, False)
+
+
+class Flask:
+    """Flask answers a view's exception with a 500 in Flask.handle_exception, which first sends
+    the got_request_exception signal, in the thread that served the request."""
+
+    name = "flask"
+    modules = ("flask.signals",)
+
+    def hook(self, signals):
+        signals.got_request_exception.connect(self.on_exception, weak=False)
+
+    @staticmethod
+    def on_exception(sender, exception=None, **extra):
+        where = "a request"
+        try:
+            import flask
+
+            where = "%s %s" % (flask.request.method, flask.request.path)
+        except Exception:
+            pass  # no request context (a signal sent by hand): the exception is enough
+        post_mortem(exception, getattr(exception, "__traceback__", None),
+                    "flask: post-mortem of %s in %s (Flask answers it with a 500 once you "
+                    "continue)" % (type(exception).__name__, where))
+
+
+class Django:
+    """Django answers a view's exception with a 500 (response_for_exception), which first sends
+    the got_request_exception signal, while the exception is handled, in the thread that served
+    the request."""
+
+    name = "django"
+    modules = ("django.core.signals",)
+
+    def hook(self, signals):
+        signals.got_request_exception.connect(self.on_exception, weak=False,
+                                              dispatch_uid="dpdb post-mortem")
+
+    @staticmethod
+    def on_exception(sender=None, request=None, **extra):
+        _, exception, traceback = sys.exc_info()
+        post_mortem(exception, traceback,
+                    "django: post-mortem of %s in %s %s (Django answers it with a 500 once you "
+                    "continue)" % (type(exception).__name__, getattr(request, "method", "?"),
+                                   getattr(request, "path", "?")))
+
+
+class Celery:
+    """Celery's worker stores a task's exception as FAILURE and then sends the task_failure
+    signal, in the pool's worker process that ran the task."""
+
+    name = "celery"
+    modules = ("celery.signals",)
+
+    def hook(self, signals):
+        signals.task_failure.connect(self.on_failure, weak=False)
+
+    @staticmethod
+    def on_failure(sender=None, task_id=None, exception=None, traceback=None, **extra):
+        post_mortem(exception, traceback,
+                    "celery: post-mortem of %s in task %s[%s] (the worker logs the failure and "
+                    "takes its next task once you continue)" % (type(exception).__name__,
+                                                    getattr(sender, "name", "?"), task_id))
+
+
+class Pytest:
+    """pytest reports a failing test itself; its pytest_exception_interact hook is where --pdb
+    opens pdb. dpdb's plugin (_pytest_post_mortem) implements that hook, and goes into this
+    process's pytest as one of its default plugins, which get_config() imports by name: not
+    through PYTEST_PLUGINS, which every child would inherit, a child without dpdb too (pytest run
+    in a virtual environment of its own would fail to load it). xdist's workers carry the agent,
+    and do the same when they import pytest."""
+
+    name = "pytest"
+    modules = ("_pytest.config",)
+    PLUGIN = "dpdb._pytest_post_mortem"
+
+    def hook(self, config):
+        if self.PLUGIN not in config.default_plugins:
+            config.default_plugins = tuple(config.default_plugins) + (self.PLUGIN,)
+
+
+class Loky:
+    """A loky worker (joblib's default backend, or loky itself) catches what a task raises and
+    sends it to the caller, whose process has the exception but not the worker's frames. The
+    worker runs each task through _CallItem.__call__: wrapped, the session opens in the worker
+    before the exception leaves it."""
+
+    name = "loky"
+    modules = ("joblib.externals.loky.process_executor", "loky.process_executor")
+
+    def hook(self, executor):
+        call_item = executor._CallItem
+        if getattr(call_item, "_dpdb_post_mortem", False):
+            return
+        run = call_item.__call__
+
+        def call_with_post_mortem(item):
+            try:
+                return run(item)
+            except Exception as error:
+                post_mortem(error, error.__traceback__,
+                            "loky: post-mortem of %s in the worker that ran %s (the caller gets "
+                            "the exception once you continue)" % (type(error).__name__,
+                                                                  _task_name(item)))
+                raise
+
+        call_item.__call__ = call_with_post_mortem
+        call_item._dpdb_post_mortem = True
+
+
+def _task_name(item):
+    function = getattr(item, "fn", None)
+    # joblib sends a batch of calls as one task: the function of its first call names it.
+    batch = getattr(function, "items", None)
+    if batch:
+        function = batch[0][0]
+    return getattr(function, "__qualname__", None) or type(function).__name__
+
+
+STRATEGIES = (Flask, Django, Celery, Pytest, Loky)
+
+
+def install(open_session):
+    """At start-up of a process under `dpdb run --post-mortem`: each strategy that is on hooks
+    its framework as soon as the framework is imported."""
+    global _open
+    _open = open_session
+    for strategy in _switches.enabled("DPDB_POST_MORTEM_HOOKS", STRATEGIES):
+        for module in strategy.modules:
+            _on_import.when_imported(module, _guarded(strategy))
+
+
+def _guarded(strategy):
+    def hook(module):
+        try:
+            strategy().hook(module)
+        except Exception as error:  # a framework version we do not know: leave it alone
+            _switches.warn_once("%s post-mortem strategy: %r" % (strategy.name, error))
+
+    return hook
