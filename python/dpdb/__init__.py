@@ -30,7 +30,8 @@ def set_trace(*, header=None):
     _set_trace_at(sys._getframe().f_back, header)
 
 
-def _set_trace_at(frame, header=None):
+def _set_trace_at(frame, header=None, commands=()):
+    """Pause at `frame`; `commands` run at the prompt first, as lines of a .pdbrc would."""
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
@@ -41,6 +42,7 @@ def _set_trace_at(frame, header=None):
     debugger = Debugger() if use_hub else pdb.Pdb()
     if header is not None:
         debugger.message(header)
+    debugger.rcLines.extend(commands)
     debugger.set_trace(frame)
 
 

@@ -1,7 +1,9 @@
 """Supervisors that kill a worker they believe hung.
 
 Servers and task queues watch their workers: gunicorn's arbiter kills a worker whose heartbeat is
-older than its --timeout, Celery's pool kills a task that outruns its time limit. A worker paused
+older than its --timeout, Celery's pool kills a task that outruns its time limit, Dask's scheduler
+restarts a worker whose heartbeat stopped (_dask_worker); torch.distributed.breakpoint() leaves
+every process group's timeout raised (_torch_distributed). A worker paused
 at a prompt looks hung to them, and was killed under the user, with the session and the request
 or task it held. While any thread of a process is paused, each strategy here that applies keeps
 the supervisor content, and says so in one line at the prompt; once no thread is paused, the
@@ -12,7 +14,7 @@ name tells a supervisor in another process (itself under dpdb) that this worker 
 than hung.
 
 DPDB_SUPERVISORS switches them: unset or `on` (all), `off` (none), or names to leave out, e.g.
-`-gunicorn,-celery`.
+`-gunicorn,-celery,-dask,-torch`.
 """
 
 import contextlib
@@ -22,7 +24,7 @@ import sys
 import threading
 import weakref
 
-from dpdb import _agent, _celery_limits, _switches
+from dpdb import _agent, _celery_limits, _dask_worker, _switches, _torch_distributed
 
 # The name of the thread that runs while a thread of the process is paused (see above).
 PAUSED_THREAD = "dpdb-paused"
@@ -106,7 +108,7 @@ class Celery:
         pass
 
 
-STRATEGIES = (Gunicorn, Celery)
+STRATEGIES = (Gunicorn, Celery, _dask_worker.Dask, _torch_distributed.Torch)
 
 
 def enabled():
