@@ -17,61 +17,25 @@ size in the same round, median of N:
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from hub_job import HubJob  # noqa: E402  (bench/, beside this folder)
 
 HOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hot.py")
 ROWS = ("settrace", "pdb", "dpdb", "dpdb_raised")
 
 
-def elapsed(output):
-    for line in output.splitlines():
-        if line.startswith("elapsed "):
-            return float(line.split()[1])
-    raise RuntimeError("no timing in: %s" % output)
 
-
-class Job:
-    def __init__(self, venv, root):
-        self.python = os.path.join(venv, "bin", "python")
-        self.dpdb = os.path.join(venv, "bin", "dpdb")
-        self.socket = os.path.join(root, "hub.sock")
-        self.env = dict(os.environ, DPDB_HUB="unix:" + self.socket, XDG_RUNTIME_DIR=root)
-        self.hub = subprocess.Popen([self.dpdb, "hub", "--socket", self.socket, "--state-dir",
-                                     os.path.join(root, "state"), "--quiet"], env=self.env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):  # bounded: 10 s
-            if os.path.exists(self.socket + ".token"):
-                break
-            time.sleep(0.05)
-
-    def dpdb_cmd(self, *args):
-        done = subprocess.run([self.dpdb] + list(args), env=self.env, capture_output=True,
-                              text=True, timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr)
-        return done.stdout
-
-    def plain(self, workload, rounds, *watcher):
-        return elapsed(subprocess.run([self.python, HOT, workload, str(rounds)] + list(watcher),
-                                      capture_output=True, text=True, check=True).stdout)
-
+class Job(HubJob):
     def row(self, name, workload, rounds):
         if name in ("settrace", "pdb"):
-            return self.plain(workload, rounds, name)
+            return self.timed(HOT, workload, str(rounds), name)
         self.dpdb_cmd("break", "--clear")
         if name == "dpdb_raised":
             self.dpdb_cmd("break", "raised exceptions")
-        done = subprocess.run([self.dpdb, "run", HOT, workload, str(rounds)], env=self.env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=600)
-        return elapsed(done.stdout)
-
-    def close(self):
-        self.hub.terminate()
-        self.hub.wait(timeout=10)
+        return self.timed_under_dpdb(HOT, workload, str(rounds))
 
 
 def main():
@@ -86,16 +50,14 @@ def main():
         root = tempfile.mkdtemp(prefix="dpdb-bench-")
         job = Job(venv, root)
         try:
-            version = subprocess.run(
-                [job.python, "-c", "import sys; print(sys.version.split()[0])"],
-                capture_output=True, text=True).stdout.strip()
+            version = job.python_version()
             print("\nPython %s" % version)
             print("  %-12s %8s %8s" % ("", "calls", "raises"))
             for name in ROWS:
                 cells = []
                 for workload in ("calls", "raises"):
                     ratios = [job.row(name, workload, options.rounds)
-                              / job.plain(workload, options.rounds)
+                              / job.timed(HOT, workload, str(options.rounds))
                               for _ in range(options.runs)]
                     cells.append("%7.2fx" % statistics.median(ratios))
                 print("  %-12s %8s %8s" % (name, cells[0], cells[1]), flush=True)

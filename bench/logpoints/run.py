@@ -22,10 +22,11 @@ run of that size in the same round; the table shows the median ratio over N runs
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from hub_job import HubJob  # noqa: E402  (bench/, beside this folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOT = os.path.join(HERE, "hot.py")
@@ -43,52 +44,17 @@ def hot_line():
         return next(n for n, line in enumerate(f, 1) if "# the hot line" in line)
 
 
-def elapsed(output):
-    for line in output.splitlines():
-        if line.startswith("elapsed "):
-            return float(line.split()[1])
-    raise RuntimeError("no timing in: %s" % output)
 
-
-class Job:
-    def __init__(self, venv, root):
-        self.python = os.path.join(venv, "bin", "python")
-        self.dpdb = os.path.join(venv, "bin", "dpdb")
-        self.socket = os.path.join(root, "hub.sock")
-        self.env = dict(os.environ, DPDB_HUB="unix:" + self.socket, XDG_RUNTIME_DIR=root)
-        self.hub = subprocess.Popen([self.dpdb, "hub", "--socket", self.socket, "--state-dir",
-                                     os.path.join(root, "state"), "--quiet"], env=self.env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if os.path.exists(self.socket + ".token"):
-                break
-            time.sleep(0.05)
-
-    def dpdb_cmd(self, *args):
-        done = subprocess.run([self.dpdb] + list(args), env=self.env, capture_output=True,
-                              text=True, timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr)
-        return done.stdout
-
+class Job(HubJob):
     def bare(self, rounds):
-        return elapsed(subprocess.run([self.python, HOT, str(rounds)], capture_output=True,
-                                      text=True, check=True).stdout)
+        return self.timed(HOT, str(rounds))
 
     def config(self, name, rounds):
         if name == "pdb_cond":
-            return elapsed(subprocess.run([self.python, HOT, str(rounds), "pdb"],
-                                          capture_output=True, text=True, check=True).stdout)
+            return self.timed(HOT, str(rounds), "pdb")
         self.dpdb_cmd("break", "--clear")
         self.dpdb_cmd("break", "hot.py:%d" % hot_line(), *CONFIGS[name])
-        done = subprocess.run([self.dpdb, "run", HOT, str(rounds)], env=self.env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=600)
-        return elapsed(done.stdout)
-
-    def close(self):
-        self.hub.terminate()
-        self.hub.wait(timeout=10)
+        return self.timed_under_dpdb(HOT, str(rounds))
 
 
 def main():
@@ -104,9 +70,7 @@ def main():
         root = tempfile.mkdtemp(prefix="dpdb-bench-")
         job = Job(venv, root)
         try:
-            version = subprocess.run(
-                [job.python, "-c", "import sys; print(sys.version.split()[0])"],
-                capture_output=True, text=True).stdout.strip()
+            version = job.python_version()
             full = statistics.median(job.bare(options.rounds) for _ in range(options.runs))
             print("\nPython %s  bare: %.3f s for %d rounds" % (version, full, options.rounds))
             for name in CONFIGS:
