@@ -40,6 +40,23 @@ def start_flask(dpdb, env=None):
     return run, port
 
 
+def look_at_the_view_and_continue(run, app, framework):
+    """The session of a view that raised: in the server's thread that served the request, at the
+    failing line, with its locals; `c` hands the exception back to the framework."""
+    line = line_of(os.path.join(FRAMEWORKS, app), DIVIDE)
+    attached = expect_all(
+        run, r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at %s:%d "
+        r"in ratio\(\)" % (app.replace(".", r"\."), line),
+        r"%s: post-mortem of ZeroDivisionError in GET /ratio/5 \(%s answers it with a 500 "
+        r"once you continue\)" % (framework.lower(), framework))[0]
+    assert attached.group(1) != "MainThread"
+    run.expect(PROMPT)
+    run.sendline("p total, rows")
+    run.expect(r"\(10, 5\)")
+    run.expect(PROMPT)
+    run.sendline("c")
+
+
 def end_server_by_signal(run):
     # SIGTERM to dpdb goes on to the program, as a service manager's would.
     run.kill(signal.SIGTERM)
@@ -50,18 +67,7 @@ def end_server_by_signal(run):
 def test_a_flask_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
     run, port = start_flask(dpdb)
     request = Request("http://127.0.0.1:%d/ratio/5" % port)
-    line = line_of(os.path.join(FRAMEWORKS, "wsgi_app.py"), DIVIDE)
-    attached = expect_all(
-        run, r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at wsgi_app\.py:%d "
-        r"in ratio\(\)" % line,
-        r"flask: post-mortem of ZeroDivisionError in GET /ratio/5 \(Flask answers it with a 500 "
-        r"once you continue\)")[0]
-    assert attached.group(1) != "MainThread"  # the server's thread that served the request
-    run.expect(PROMPT)
-    run.sendline("p total, rows")
-    run.expect(r"\(10, 5\)")
-    run.expect(PROMPT)
-    run.sendline("c")
+    look_at_the_view_and_continue(run, "wsgi_app.py", "Flask")
     # Flask's own handling goes on: it logs the exception and answers 500.
     run.expect(r"ERROR in app: Exception on /ratio/5 \[GET\]")
     answer = request.answer()
@@ -89,17 +95,7 @@ def test_a_django_view_that_raises_opens_a_session_in_the_request_thread(dpdb):
                      "127.0.0.1:%d" % port, cwd=FRAMEWORKS)
     run.expect(r"Starting (WSGI )?development server at http://127\.0\.0\.1:%d/" % port)
     request = Request("http://127.0.0.1:%d/ratio/5" % port)
-    attached = expect_all(
-        run, r"attached to session \d+: pid \d+[^\r\n]*, thread ([^\r\n]+?), at django_app\.py:%d"
-        r" in ratio\(\)" % line_of(app, DIVIDE),
-        r"django: post-mortem of ZeroDivisionError in GET /ratio/5 \(Django answers it with a 500 "
-        r"once you continue\)")[0]
-    assert attached.group(1) != "MainThread"  # the server's thread that served the request
-    run.expect(PROMPT)
-    run.sendline("p total, rows")
-    run.expect(r"\(10, 5\)")
-    run.expect(PROMPT)
-    run.sendline("c")
+    look_at_the_view_and_continue(run, "django_app.py", "Django")
     # Django's own handling goes on: it answers 500 (the server logs the request).
     run.expect(r"GET /ratio/5 HTTP/1\.1\" 500")
     answer = request.answer()
