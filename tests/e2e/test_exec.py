@@ -34,7 +34,11 @@ def test_an_exec_shows_the_new_program_still_running(dpdb):
                 and processes.get(python, {}).get("state") == "running"
                 and grandchild in processes)
 
-    wait_until(settled, "the three execs shown")
+    try:
+        wait_until(settled, "the three execs shown")
+    except AssertionError:
+        raise AssertionError("the three execs not shown: shell %d, sleep %d, python %d in\n%s"
+                             % (shell, spawned, python, dpdb.run("dpdb", "ps").stdout))
     processes = ps(dpdb)
     assert processes[shell]["argv"][:2] == ["/bin/sh", "-c"]
     assert processes[spawned]["argv"] == ["sleep", "60"]
