@@ -28,6 +28,10 @@ constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::seconds(2);
 constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
 constexpr auto kFirstConnectionWaitAtExit = std::chrono::milliseconds(300);
+// Before an exec, longer: a child that a fork made an instant ago is still in its handshake, and
+// a loaded machine (CI's) took more than 300 ms to finish it, so that the hub never heard of the
+// child at all. Only a handshake under way is waited for: an unreachable hub ends it at once.
+constexpr auto kFirstConnectionWaitAtExec = std::chrono::seconds(2);
 
 wire::Json parse_object(const std::string& json) {
     auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -258,7 +262,7 @@ void Link::announce_exec(const std::string& path, const std::vector<std::string>
     {
         std::unique_lock<std::mutex> lock(mutex_);
         if (!started_) return;
-        changed_.wait_for(lock, kFirstConnectionWaitAtExit,
+        changed_.wait_for(lock, kFirstConnectionWaitAtExec,
                           [this] { return connected_ || attempted_; });
         if (!connected_) return;
         channel = channel_;
