@@ -13,7 +13,7 @@ void TerminalLines::add_notice(const std::string& line) {
 }
 
 void TerminalLines::shown_elsewhere(const std::string& text) {
-    if (!text.empty()) line_open_ = text.back() != '\n';
+    shown(text);
 }
 
 void TerminalLines::shown(const std::string& text) {
