@@ -204,8 +204,13 @@ def test_stacks_say_which_thread_holds_the_gil_and_which_waits(dpdb):
             break
         time.sleep(0.2)
     assert roles in (wanted, swapped), roles
-    text = dpdb.run("dpdb", "stacks").stdout
-    assert re.search(r"Thread spinner-\d .*\[(holds|waits for) the GIL\]", text), text
+    named = r"Thread spinner-\d .*\[(holds|waits for) the GIL\]"
+    for _ in range(20):
+        text = dpdb.run("dpdb", "stacks").stdout
+        if re.search(named, text):
+            break
+        time.sleep(0.2)
+    assert re.search(named, text), text
     child.terminate(force=True)
 
 
