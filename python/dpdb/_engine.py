@@ -32,6 +32,11 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     ``native`` without breakpoint conditions answered by the engine: every time a breakpoint
     line with a condition runs, bdb evaluates the condition (as under pdb), instead of the engine
     evaluating it in the frame and calling bdb only when it is true or raises;
+``condpy``
+    ``native`` with every condition the engine answers called as Python (``lambda <names>:
+    (cond)``) and the hits of a false one written to the Breakpoint at every hit, instead of
+    simple conditions (comparisons of variables and constants, ``and``/``or``/``not``) answered
+    in C and the hits counted in C until bdb or pdb looks;
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
@@ -69,7 +74,7 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "nocond", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
+STRATEGIES = ("native", "nocond", "condpy", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
 LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
 MONITORING_STRATEGIES = ("noscan", "nosuper")
@@ -176,7 +181,7 @@ _bdb_effective = bdb.effective
 def _effective(filename, lineno, frame):
     # The engine did effective()'s work for the line it is delivering (hits, conditions, ignore
     # counts): its answer, so that no condition runs twice.
-    verdict = _native.take_verdict(frame, lineno)
+    verdict = _native.take_verdict(frame, lineno)  # also writes the hits counted in C
     if verdict is not None:
         return verdict
     return _bdb_effective(filename, lineno, frame)
@@ -190,12 +195,13 @@ def _ensure_initialised(strategy):
             # bdb.Bdb.break_here calls it by its global name, dpdb's Debugger as bdb.effective.
             bdb.effective = _effective
             _initialised = True
-        _native.allow(gate=strategy in ("native", "nocond", "noswap", "gate"),
-                      patch=strategy in ("native", "nocond", "noswap"),
-                      swap=strategy in ("native", "nocond"),
-                      scan=strategy in ("native", "nocond", "nosuper"),
-                      superinstructions=strategy in ("native", "nocond", "noscan"),
-                      conditions=strategy != "nocond")
+        _native.allow(gate=strategy in ("native", "nocond", "condpy", "noswap", "gate"),
+                      patch=strategy in ("native", "nocond", "condpy", "noswap"),
+                      swap=strategy in ("native", "nocond", "condpy"),
+                      scan=strategy in ("native", "nocond", "condpy", "nosuper"),
+                      superinstructions=strategy in ("native", "nocond", "condpy", "noscan"),
+                      conditions=strategy != "nocond",
+                      fast_conditions=strategy not in ("nocond", "condpy"))
         _watch_bplist()
 
 
@@ -314,6 +320,13 @@ class NativeEngineMixin:
             _native.update(self)
 
     # -- breakpoints ----------------------------------------------------------------------
+
+    def onecmd(self, line):
+        # The engine counts the hits of false conditions in C: `break`, `info`-like listings and
+        # commands read them from the Breakpoints.
+        if getattr(self, "_dpdb_native", False):
+            _native.flush_hits()
+        return super().onecmd(line)
 
     def lookupmodule(self, filename):
         # pdb first, so that whatever stock pdb resolves stays the same; then path suffixes.

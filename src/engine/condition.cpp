@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "engine/condition_eval.hpp"
+#include "engine/condition_fast.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
 
@@ -92,6 +93,42 @@ bool current(const BreakpointSnapshot* snap, PyObject* bp) {
     return snap && snap->valid && snap->bp == bp && dict_version(snap->dict) == snap->version;
 }
 
+// Snapshots holding hits counted in C (BreakpointSnapshot::pending).
+std::vector<BreakpointSnapshot*> g_dirty;
+
+void count_hit(BreakpointSnapshot& snap) {
+    if (snap.pending++ == 0) g_dirty.push_back(&snap);
+}
+
+// bp.hits += pending, keeping the snapshot current if it was; an exception already set (a
+// snapshot dropped while one propagates) is kept.
+void flush(BreakpointSnapshot& snap) {
+    if (!snap.pending) return;
+    const bool was_current = current(&snap, snap.bp);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject* now = PyDict_GetItemWithError(snap.dict, g_names.hits);
+    PyObject* step = now ? PyLong_FromUnsignedLongLong(snap.pending) : nullptr;
+    PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
+    if (next && PyDict_SetItem(snap.dict, g_names.hits, next) == 0 && was_current) {
+        Py_INCREF(next);
+        Py_SETREF(snap.hits, next);
+        snap.version = dict_version(snap.dict);
+    } else if (!next || PyErr_Occurred()) {
+        PyErr_WriteUnraisable(snap.bp);
+    }
+    Py_XDECREF(step);
+    Py_XDECREF(next);
+    PyErr_Restore(type, value, traceback);
+    snap.pending = 0;
+    for (auto it = g_dirty.begin(); it != g_dirty.end(); ++it) {
+        if (*it == &snap) {
+            g_dirty.erase(it);
+            break;
+        }
+    }
+}
+
 // A Breakpoint's attribute, new reference or null. bdb.Breakpoint keeps them in its instance
 // dict, read there without the type's lookup; a subclass (which could make them properties)
 // through getattr.
@@ -175,9 +212,12 @@ struct Fields {
         snap = snapshot;
     }
     // The condition's code, once bdb's cond is known to be one the engine evaluates.
-    void learn_compiled(PyObject* code) {
+    void learn_compiled(PyObject* code, const ConditionSlots* slots) {
         compiled = code;
-        if (current(snap, bp)) snap->compiled = code;
+        if (current(snap, bp)) {
+            snap->compiled = code;
+            snap->slots = slots;
+        }
     }
     ~Fields() {
         Py_XDECREF(cond);
@@ -219,6 +259,27 @@ struct Fields {
 
 enum class Answer { kBdb, kNoStop, kStop };
 
+// The common hit, with no Python code run and no attribute written: every breakpoint of the line
+// unchanged since its snapshot, each enabled one with a condition answered in C and false there.
+// Its hits are counted in C (effective() counts every enabled breakpoint when none stops).
+bool all_false_in_c(const FrameView& view, ConditionLine& at) {
+    const Py_ssize_t n = PyList_GET_SIZE(at.list);
+    if (n > static_cast<Py_ssize_t>(at.snapshots.size())) return false;
+    bool any = false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        BreakpointSnapshot& snap = at.snapshots[i];
+        if (!current(&snap, PyList_GET_ITEM(at.list, i))) return false;
+        if (!snap.enabled) continue;
+        if (snap.by_function || !snap.has_cond || !snap.slots) return false;
+        if (fast_truth_in(view, *snap.slots) != 0) return false;
+        any = true;
+    }
+    if (!any) return false;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (at.snapshots[i].enabled) count_hit(at.snapshots[i]);
+    return true;
+}
+
 // A line holding logpoints: dpdb's Debugger serves them (the message of each one due) before
 // bdb.effective() decides among the others; the engine takes the line only while every condition
 // there is false, when serving sends nothing and effective() stops nowhere, and counts the hits
@@ -243,6 +304,9 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
     ConditionLine* at = info ? breakpoints_at(code, info, line) : nullptr;
     if (!at) return Answer::kBdb;
+    if (all_false_in_c(view, *at)) return Answer::kNoStop;
+    // From here on hits are read and written as bdb does.
+    for (BreakpointSnapshot& snap : at->snapshots) flush(snap);
     PyObject* breakpoints = at->list;
     // What effective() reads of each breakpoint, read once before any condition runs.
     constexpr Py_ssize_t kMaxBreakpoints = 8;
@@ -259,7 +323,7 @@ Answer effective(const FrameView& view, PyObject* code, int line, PyObject** sto
         if (bp.has_cond) {
             PyObject* compiled = evaluable(view, code, info, bp.cond, bp.compiled);
             if (!compiled) return Answer::kBdb;
-            if (!bp.compiled) bp.learn_compiled(compiled);
+            if (!bp.compiled) bp.learn_compiled(compiled, slots_known(code, info, compiled));
         }
         any_cond |= bp.has_cond;
         any_log |= bp.logpoint;
@@ -332,8 +396,10 @@ bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, in
 }  // namespace
 
 void BreakpointSnapshot::clear() {
+    flush(*this);
     valid = false;
     compiled = nullptr;
+    slots = nullptr;
     Py_CLEAR(bp);
     Py_CLEAR(dict);
     Py_CLEAR(cond);
@@ -344,6 +410,7 @@ ConditionCache::~ConditionCache() {
     for (ConditionSlots& entry : entries) {
         Py_XDECREF(entry.wrapper);
         Py_XDECREF(entry.function);
+        delete entry.fast;
     }
 }
 
@@ -378,7 +445,12 @@ void conditions_forget() {
     Py_CLEAR(t_verdict.bp);
 }
 
+void conditions_flush_hits() {
+    while (!g_dirty.empty()) flush(*g_dirty.back());
+}
+
 PyObject* take_verdict(PyObject* frame, int line) {
+    conditions_flush_hits();
     if (!t_verdict.frame || t_verdict.frame != frame || t_verdict.line != line) Py_RETURN_NONE;
     PyObject* verdict = Py_BuildValue("(OO)", t_verdict.bp, t_verdict.flag ? Py_True : Py_False);
     conditions_forget();

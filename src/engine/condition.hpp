@@ -29,6 +29,8 @@
 
 namespace dpdb::engine {
 
+struct FastCondition;  // condition_fast.hpp
+
 // Where one code object keeps the frame's variables that each condition names (kept with the
 // code's CodeInfo for the code's life: it depends on the code and the condition only).
 struct ConditionSlots {
@@ -47,6 +49,9 @@ struct ConditionSlots {
     bool wrapper_tried = false;
     PyObject* wrapper = nullptr;
     PyObject* function = nullptr;
+    // The condition answered in C where its values allow (condition_fast.hpp), or null.
+    bool fast_tried = false;
+    FastCondition* fast = nullptr;
 };
 // What bdb.effective() reads of one bdb.Breakpoint, as of one version of its instance dict: read
 // again whenever anything changed the dict (`condition`, `ignore`, `enable`, a hit counted by bdb).
@@ -62,6 +67,11 @@ struct BreakpointSnapshot {
     PyObject* cond = nullptr;      // strong
     PyObject* compiled = nullptr;  // borrowed from the engine's compiled conditions, or null
     PyObject* hits = nullptr;      // strong
+    // Where the condition's variables are (null until known, or where it has none such): with
+    // a condition answered in C (condition_fast.hpp) a false hit is counted in `pending`, not
+    // written to `hits`, until bdb or pdb looks (conditions_flush_hits) or this is dropped.
+    const ConditionSlots* slots = nullptr;
+    std::uint64_t pending = 0;
     BreakpointSnapshot() = default;
     BreakpointSnapshot(const BreakpointSnapshot&) = delete;
     BreakpointSnapshot& operator=(const BreakpointSnapshot&) = delete;
@@ -105,6 +115,9 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line);
 // The verdict kept for bdb, as bdb.effective(file, line, frame) returns it, if it is for this
 // frame and line (then it is given once), else None. New reference.
 PyObject* take_verdict(PyObject* frame, int line);
+// Writes the hits counted in C to their breakpoints (`hits += n`): before bdb or pdb reads them.
+void conditions_flush_hits();
+
 // Drops the verdict bdb did not take (the line's event went to bdb and back).
 void conditions_forget();
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/condition.hpp"
+#include "engine/condition_fast.hpp"
 #include "engine/engine.hpp"
 
 namespace dpdb::engine {
@@ -52,6 +53,12 @@ PyObject* compiled_condition(PyObject* cond) {
 }
 
 namespace {
+
+PyObject* new_bool(int truth) {
+    PyObject* value = truth ? Py_True : Py_False;
+    Py_INCREF(value);
+    return value;
+}
 
 bool same_name(PyObject* a, PyObject* b) {
     return a == b || PyUnicode_Compare(a, b) == 0;
@@ -177,6 +184,24 @@ PyObject* function_for(ConditionSlots& found, PyObject* cond, PyObject* globals)
     return found.function;
 }
 
+constexpr std::size_t kMaxArgs = 16;
+
+// The values of the condition's variables in the frame, into values[0..slots): false when one is
+// unbound (or there are too many).
+bool gather(const FrameView& view, const ConditionSlots& found, PyObject** values) {
+    const std::size_t n = found.slots.size();
+    if (n > kMaxArgs) return false;
+    PyObject** fast = view.localsplus;
+    for (std::size_t i = 0; i < n; ++i) {
+        const ConditionSlots::Slot& slot = found.slots[i];
+        PyObject* value = fast[slot.index];
+        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
+        if (!value) return false;
+        values[i] = value;
+    }
+    return true;
+}
+
 // The condition's value in the frame: new reference, or null with an exception set, or without
 // one when the engine cannot tell.
 PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
@@ -197,19 +222,20 @@ PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObje
     }
     ConditionSlots& found = slots_for(code, info, compiled);
     if (!found.usable) return nullptr;
-    constexpr std::size_t kMaxArgs = 16;
     PyObject* values[kMaxArgs];
     const std::size_t n = found.slots.size();
-    bool all_bound = n <= kMaxArgs;
-    PyObject** fast = view.localsplus;
-    for (std::size_t i = 0; i < n; ++i) {
-        const ConditionSlots::Slot& slot = found.slots[i];
-        PyObject* value = fast[slot.index];
-        if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
-        if (i < kMaxArgs) values[i] = value;
-        all_bound = all_bound && value;
-    }
+    const bool all_bound = gather(view, found, values);
     if (all_bound) {
+        if (!found.fast_tried) {
+            found.fast_tried = true;
+            std::vector<PyObject*> names;
+            for (const ConditionSlots::Slot& slot : found.slots) names.push_back(slot.name);
+            found.fast = fast_condition(cond, names);
+        }
+        if (found.fast) {
+            const int truth = fast_truth(*found.fast, values, globals);
+            if (truth >= 0) return new_bool(truth);
+        }
         if (PyObject* function = function_for(found, cond, globals)) {
             // Held: while the condition runs, another thread may remake the slot's function.
             Py_INCREF(function);
@@ -222,7 +248,7 @@ PyObject* evaluate(const FrameView& view, PyObject* code, CodeInfo* info, PyObje
     PyObject* locals = PyDict_New();
     for (std::size_t i = 0; locals && i < n; ++i) {
         const ConditionSlots::Slot& slot = found.slots[i];
-        PyObject* value = fast[slot.index];
+        PyObject* value = view.localsplus[slot.index];
         if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
         if (value && PyDict_SetItem(locals, slot.name, value) < 0) Py_CLEAR(locals);
     }
@@ -243,6 +269,18 @@ PyObject* evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObj
     if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
         return view.frame ? compiled : nullptr;
     return slots_for(code, info, compiled).usable ? compiled : nullptr;
+}
+
+const ConditionSlots* slots_known(PyObject* code, CodeInfo* info, PyObject* compiled) {
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return nullptr;
+    const ConditionSlots& found = slots_for(code, info, compiled);
+    return found.usable ? &found : nullptr;
+}
+
+int fast_truth_in(const FrameView& view, const ConditionSlots& found) {
+    PyObject* values[kMaxArgs];
+    if (!found.fast || !gather(view, found, values)) return -1;
+    return fast_truth(*found.fast, values, view.globals);
 }
 
 int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,

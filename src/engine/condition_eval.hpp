@@ -9,6 +9,8 @@
 
 namespace dpdb::engine {
 
+struct ConditionSlots;  // condition.hpp
+
 // What the engine reads of a running frame: its fast locals (frame_access.hpp) and globals
 // (borrowed), and its frame object if it has one (needed for module and class bodies only).
 struct FrameView {
@@ -32,5 +34,13 @@ PyObject* evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObj
 // raised (bdb's bare except).
 int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
              PyObject* compiled);
+
+// The variables `compiled` names in frames of `code` (an optimized one's: a function's), or null.
+const ConditionSlots* slots_known(PyObject* code, CodeInfo* info, PyObject* compiled);
+
+// The condition's truth answered in C (condition_fast.hpp) in the frame, once the condition ran
+// through truth_of with all its variables bound: 1, 0, or -1 when it cannot tell (the caller
+// evaluates it as truth_of does). Never sets an exception.
+int fast_truth_in(const FrameView& view, const ConditionSlots& found);
 
 }  // namespace dpdb::engine

@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "engine/condition.hpp"
+#include "engine/condition_fast.hpp"
 #include "engine/engine.hpp"
 
 namespace nb = nanobind;
@@ -43,12 +44,14 @@ NB_MODULE(_engine_native, m) {
         "Re-read bdb.Breakpoint.bplist after breakpoints were added or removed.");
     m.def(
         "allow",
-        [](bool gate, bool patch, bool swap, bool scan, bool superinstructions, bool conditions) {
+        [](bool gate, bool patch, bool swap, bool scan, bool superinstructions, bool conditions,
+           bool fast_conditions) {
             backend_allow(Mechanisms{gate, patch, swap, scan, superinstructions, conditions});
             conditions_allow(conditions);
+            fast_conditions_allow(fast_conditions);
         },
         nb::kw_only(), nb::arg("gate"), nb::arg("patch"), nb::arg("swap"), nb::arg("scan"),
-        nb::arg("superinstructions"), nb::arg("conditions"),
+        nb::arg("superinstructions"), nb::arg("conditions"), nb::arg("fast_conditions") = true,
         "What the strategy lets the engine use. 3.9-3.11: the PEP 523 gate in front of the C "
         "tracer, behind it the breakpoint checks compiled into the bytecode, and (3.11) swap "
         "mode: functions given the patched code, with no evaluator installed while that is safe. "
@@ -56,7 +59,12 @@ NB_MODULE(_engine_native, m) {
         "audit hook instead of a global PY_START; superinstructions: the superinstructions that "
         "sys.monitoring took out of a code object put back once its events are off. conditions: "
         "breakpoint conditions evaluated in the frame by the engine, bdb hearing of a line only "
-        "when one is true or raises.");
+        "when one is true or raises. fast_conditions: simple conditions answered in C without a "
+        "Python call, and the hits of a false one counted in C until bdb looks.");
+    m.def(
+        "flush_hits", []() { conditions_flush_hits(); },
+        "Writes to bdb's Breakpoints the hits of false conditions the engine counted in C: "
+        "before anything reads `hits`.");
     m.def(
         "take_verdict",
         [](nb::handle frame, int line) { return nb::steal(take_verdict(frame.ptr(), line)); },
