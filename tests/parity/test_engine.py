@@ -76,7 +76,7 @@ def test_resolve_breakpoint_arg():
     assert _engine.resolve_breakpoint_arg("nowhere.py:3") == "nowhere.py:3"
 
 
-@pytest.mark.parametrize("special", ["nocond", "noswap", "gate", "tracer", "noscan", "nosuper"])
+@pytest.mark.parametrize("special", ["nocond", "condpy", "noswap", "gate", "tracer", "noscan", "nosuper"])
 def test_strategy_switch(monkeypatch, special):
     monkeypatch.setenv("DPDB_ENGINE", "bdb")
     assert _engine.engine_strategy() == "bdb"
@@ -376,7 +376,7 @@ def test_armed_breakpoints_enable_no_global_event_in_scan_mode(mode):
 
 
 @needs_native
-@pytest.mark.parametrize("mode", NATIVE_MODES + ["nocond"])
+@pytest.mark.parametrize("mode", NATIVE_MODES + ["nocond", "condpy"])
 def test_false_conditions_never_reach_bdb(mode):
     # The 10 runs of line 8 (hot(6), hot(4)) under a condition never true: the engine answers each
     # (counting the hit as bdb would) and bdb hears of none of them, unless DPDB_ENGINE=nocond.

@@ -2,7 +2,8 @@
 class P(NativeEngineMixin, pdb.Pdb), must print the same stops, the same values, the same output.
 
 Each scenario runs with DPDB_ENGINE=native (the C++ engine), DPDB_ENGINE=nocond (the engine
-leaving breakpoint conditions to bdb), DPDB_ENGINE=bdb (the fallback) and,
+leaving breakpoint conditions to bdb), DPDB_ENGINE=condpy (every condition called as Python, hits
+written at every hit), DPDB_ENGINE=bdb (the fallback) and,
 on 3.12+, DPDB_ENGINE=noscan (native without 3.12's scan mode) and DPDB_ENGINE=nosuper (native
 without putting 3.12's superinstructions back); on 3.9-3.11, DPDB_ENGINE=noswap
 (native without 3.11's swap mode), DPDB_ENGINE=gate (the C tracer behind the PEP 523 gate, no
@@ -168,6 +169,18 @@ SCENARIOS = {
     "condition_side_effect": ("conditions.py", [
         "b 8, __import__('ticker').tick()", "c", "p i, __import__('ticker').ticks", "b", "c",
     ]),
+    # Conditions the engine answers in C (comparisons, `is`, `and`/`or`/`not`, a global) with
+    # the hits of false ones counted in C: a comparison that raises there (a str against an int)
+    # stops as in Python; `b` lists the hits counted meanwhile, also after `condition` changed.
+    "condition_compared_in_c": ("conditions.py", [
+        "b 8, i < 'a'", "c", "p i", "cl 1", "b 8, 0 < i < 0 or i is None",
+        "b 8, not (i != 4) and limit > -1", "c", "p i", "b", "condition 2 i == 1",
+        "condition 3 i == 9", "c", "p i", "b", "b 29, step == shadow",
+        "b 36, n is not None and n >= 4", "c", "p n", "b", "cl", "y", "c",
+    ]),
+    "condition_ignore_in_c": ("conditions.py", [
+        "b 8, i > 1", "ignore 1 2", "c", "p i", "b", "c", "p i", "b", "cl", "y", "c",
+    ]),
     # Closure variables (cells, and an argument that is a cell), a local still unbound (bdb's
     # f_locals leaves it out: the global of that name answers), a module body's loop.
     "condition_variables": ("conditions.py", [
@@ -187,7 +200,7 @@ SCENARIOS = {
     ]),
 }
 
-MODES = ["native", "nocond", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
+MODES = ["native", "nocond", "condpy", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
                              ["noscan", "nosuper"])
 
 
