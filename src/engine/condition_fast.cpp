@@ -182,6 +182,37 @@ int family(PyObject* o) {
     return PyUnicode_CheckExact(o) ? 2 : 3;
 }
 
+// An int that fits a machine word, read without a call where the interpreter lets us.
+bool small_int(PyObject* o, long* value) {
+    if (!PyLong_CheckExact(o)) return false;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(o))) return false;
+    *value = static_cast<long>(PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o)));
+    return true;
+#else
+    int overflow = 0;
+    *value = PyLong_AsLongAndOverflow(o, &overflow);
+    return !overflow;
+#endif
+}
+
+int compare_longs(long a, long b, int op) {
+    switch (op) {
+        case Py_LT:
+            return a < b;
+        case Py_LE:
+            return a <= b;
+        case Py_EQ:
+            return a == b;
+        case Py_NE:
+            return a != b;
+        case Py_GT:
+            return a > b;
+        default:
+            return a >= b;
+    }
+}
+
 struct Evaluator {
     const FastCondition& fast;
     PyObject* const* values;
@@ -216,6 +247,8 @@ struct Evaluator {
         if (!right) return -1;
         if (node.op == FastCondition::kIs) return left == right;
         if (node.op == FastCondition::kIsNot) return left != right;
+        long a = 0, b = 0;
+        if (small_int(left, &a) && small_int(right, &b)) return compare_longs(a, b, node.op);
         if (!plain(left) || !plain(right) || family(left) != family(right)) return -1;
         PyObject* result = PyObject_RichCompare(left, right, node.op);
         int t = result ? PyObject_IsTrue(result) : -1;
