@@ -23,6 +23,8 @@ struct Names {
     PyObject* dpdb_log;
 };
 Names g_names{};
+// What a snapshot compares by identity (3.13), in BreakpointSnapshot::seen's order.
+PyObject* g_seen_names[BreakpointSnapshot::kSeen];
 
 bool ensure_names() {
     if (g_names.hits) return true;
@@ -31,6 +33,10 @@ bool ensure_names() {
                PyUnicode_InternFromString("funcname"), PyUnicode_InternFromString("cond"),
                PyUnicode_InternFromString("hits"),     PyUnicode_InternFromString("ignore"),
                PyUnicode_InternFromString("dpdb_log")};
+    g_seen_names[0] = g_names.enabled;
+    g_seen_names[1] = g_names.funcname;
+    g_seen_names[2] = g_names.cond;
+    g_seen_names[3] = g_names.dpdb_log;
     return g_zero && g_names.bplist && g_names.enabled && g_names.funcname && g_names.cond &&
            g_names.hits && g_names.ignore && g_names.dpdb_log;
 }
@@ -62,20 +68,33 @@ ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
 }
 
 #if PY_VERSION_HEX < 0x030D0000
-constexpr bool kSnapshots = true;
-// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there).
-// 3.13 leaves it alone where an instance's attributes live in its inline values, with or without
-// a dict object: there every hit reads the breakpoint anew.
+// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there):
+// it covers every field, hits included.
+constexpr bool kVersionTags = true;
 std::uint64_t dict_version(PyObject* dict) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     return reinterpret_cast<PyDictObject*>(dict)->ma_version_tag;
 #pragma GCC diagnostic pop
 }
+bool unchanged(const BreakpointSnapshot* snap) {
+    return dict_version(snap->dict) == snap->version;
+}
 #else
-constexpr bool kSnapshots = false;
+// 3.13 leaves the tag (and dict watchers) alone where an instance's attributes live in its inline
+// values, with or without a dict object: a snapshot is current while the objects effective()
+// reads (enabled, funcname, cond, dpdb_log) are the same objects; hits are read at every change.
+constexpr bool kVersionTags = false;
 std::uint64_t dict_version(PyObject*) {
     return 0;
+}
+bool unchanged(const BreakpointSnapshot* snap) {
+    for (int i = 0; i < BreakpointSnapshot::kSeen; ++i) {
+        PyObject* now = PyDict_GetItemWithError(snap->dict, g_seen_names[i]);
+        if (!now && PyErr_Occurred()) PyErr_Clear();
+        if (now != snap->seen[i]) return false;
+    }
+    return true;
 }
 #endif
 
@@ -90,7 +109,7 @@ PyObject* xnew_ref(PyObject* o) {
 }
 
 bool current(const BreakpointSnapshot* snap, PyObject* bp) {
-    return snap && snap->valid && snap->bp == bp && dict_version(snap->dict) == snap->version;
+    return snap && snap->valid && snap->bp == bp && unchanged(snap);
 }
 
 // Snapshots holding hits counted in C (BreakpointSnapshot::pending).
@@ -192,7 +211,7 @@ struct Fields {
         if (!dict && !(log = PyObject_GetAttr(bp, g_names.dpdb_log))) PyErr_Clear();
         logpoint = log && log != Py_None;
         Py_XDECREF(log);
-        if (kSnapshots && snapshot && dict && !PyErr_Occurred()) keep(snapshot);
+        if (snapshot && dict && !PyErr_Occurred()) keep(snapshot);
     }
     // Read after the fields, with no Python code run between: the dict's version covers them.
     void keep(BreakpointSnapshot* snapshot) {
@@ -208,6 +227,10 @@ struct Fields {
         snapshot->logpoint = logpoint;
         snapshot->hits = new_ref(hits);
         snapshot->version = dict_version(dict);
+        for (int i = 0; i < BreakpointSnapshot::kSeen; ++i) {
+            snapshot->seen[i] = xnew_ref(PyDict_GetItemWithError(dict, g_seen_names[i]));
+            if (!snapshot->seen[i] && PyErr_Occurred()) return snapshot->clear();
+        }
         snapshot->valid = true;
         snap = snapshot;
     }
@@ -230,7 +253,7 @@ struct Fields {
     // bp.<name> += delta; false with an exception set on failure. The hits of an unchanged
     // breakpoint come from its snapshot, which the change then follows.
     bool add(PyObject* name, long delta) {
-        const bool known = name == g_names.hits && current(snap, bp);
+        const bool known = kVersionTags && name == g_names.hits && current(snap, bp);
         PyObject* now = known ? new_ref(snap->hits) : attribute(bp, dict, name);
         PyObject* step = now ? PyLong_FromLong(delta) : nullptr;
         PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
@@ -240,7 +263,7 @@ struct Fields {
         if (known && rc == 0) {
             Py_SETREF(snap->hits, new_ref(next));
             snap->version = dict_version(dict);
-        } else if (snap && snap->bp == bp) {
+        } else if (kVersionTags && snap && snap->bp == bp) {
             snap->valid = false;
         }
         Py_XDECREF(now);
@@ -277,6 +300,7 @@ bool all_false_in_c(const FrameView& view, ConditionLine& at) {
     if (!any) return false;
     for (Py_ssize_t i = 0; i < n; ++i)
         if (at.snapshots[i].enabled) count_hit(at.snapshots[i]);
+    ++state().conditions_in_c;
     return true;
 }
 
@@ -400,6 +424,7 @@ void BreakpointSnapshot::clear() {
     valid = false;
     compiled = nullptr;
     slots = nullptr;
+    for (PyObject*& object : seen) Py_CLEAR(object);
     Py_CLEAR(bp);
     Py_CLEAR(dict);
     Py_CLEAR(cond);

@@ -131,6 +131,9 @@ struct State {
     // Breakpoint line events the engine kept from bdb because every condition there was false
     // (condition.cpp).
     std::uint64_t conditions_false = 0;
+    // Of those, the ones answered in C with no Python run and the hits counted in C
+    // (condition_fast.hpp).
+    std::uint64_t conditions_in_c = 0;
 };
 
 // One per process, touched only with the GIL held. A plain global rather than a function-local

@@ -89,6 +89,7 @@ NB_MODULE(_engine_native, m) {
         d["scan_blocker"] = st.scan_blocker;
         d["superinstructions"] = st.superinstructions;
         d["conditions_false"] = st.conditions_false;
+        d["conditions_in_c"] = st.conditions_in_c;
         return d;
     });
 }

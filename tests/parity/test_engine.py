@@ -389,6 +389,21 @@ def test_false_conditions_never_reach_bdb(mode):
 
 
 @needs_native
+@pytest.mark.parametrize("mode", ["native", "condpy"])
+def test_simple_false_conditions_run_no_python(mode):
+    # `i < 0` is answered in C: after the first hit (which learns the breakpoint), no hit of the
+    # 10 runs a Python call or writes `hits`, yet `b` shows all 10 (counted in C, written when pdb
+    # looks); DPDB_ENGINE=condpy calls the condition as Python at every hit. A condition on a
+    # call, `abs(i) < 0`, is always Python's.
+    rc, out = run_driver("dpdb", "conditions.py", [
+        "b 8, i < 0", "b 17, abs(k) < 0", "b 29", "c", "b", STATS, "cl", "y", "c"], engine=mode)
+    assert "breakpoint already hit 10 times" in out and "breakpoint already hit 4 times" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_false"] == 14, stats
+    assert stats["conditions_in_c"] == (9 if mode == "native" else 0), stats
+
+
+@needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_function_breakpoint_lets_only_its_learned_line_through(mode):
     # "b work" makes bdb consider every line of work() until it learns the first one it runs;
