@@ -4,19 +4,22 @@
 // Otherwise each hit costs what bdb costs: a locals mapping of the whole frame, a call into
 // Python, effective() compiling the condition anew.
 //
-// pdb's Breakpoint objects stay the truth: enabled, funcname, cond, hits and ignore are read at
-// every hit, so `condition N`, `ignore N`, `disable` and `enable` take effect at once. A line the
-// engine cannot do all of (a breakpoint by function name, a condition beyond it) is bdb's alone,
-// and one with plain breakpoints only too. When a breakpoint stops, bdb's effective() is given the
-// engine's answer (python/dpdb/_engine.py), so that no condition runs twice: a condition with a
-// side effect (dpdb pause's) sees each hit once, as under pdb.
+// pdb's Breakpoint objects stay the truth: enabled, funcname, cond, hits and ignore are read
+// (or checked unchanged) at every hit, so `condition N`, `ignore N`, `disable` and `enable` take
+// effect at once. A line the engine cannot do all of (a breakpoint by function name, a condition
+// beyond it) is bdb's alone, and one with plain breakpoints only too. When a breakpoint stops,
+// bdb's effective() is given the engine's answer (python/dpdb/_engine.py), so that no condition
+// runs twice: a condition with a side effect (dpdb pause's) sees each hit once, as under pdb.
 //
 // A condition is evaluated as bdb's eval(cond, f_globals, f_locals) does, with only the frame's
 // variables the condition names, read from the frame's fast locals and cells: while all are bound
 // as the arguments of `lambda <names>: (cond)`, else as a mapping of the bound ones (f_locals
 // leaves an unbound one out, and the global of that name answers). A condition that could see the
 // difference (locals(), vars(), dir(), eval(), exec(), an assignment expression, a variable of a
-// comprehension inlined into the frame) is bdb's.
+// comprehension inlined into the frame) is bdb's. A simple condition (comparisons of variables
+// and constants) is answered in C where its values allow (condition_fast.hpp); where every
+// condition of a line is such and false, the hits are counted in C (BreakpointSnapshot::pending)
+// and written to the Breakpoints before bdb or pdb reads them (conditions_flush_hits).
 #pragma once
 
 #include <Python.h>
