@@ -66,6 +66,11 @@ struct Builder {
         Py_XDECREF(operand);
         return at;
     }
+    bool singleton_or_name(int at) const {
+        const Node& node = out.nodes[at];
+        return node.kind != FastCondition::kConst || node.object == Py_None ||
+               PyBool_Check(node.object);
+    }
     static int compare_op(const std::string& kind) {
         static const struct {
             const char* name;
@@ -96,6 +101,11 @@ struct Builder {
             for (Py_ssize_t i = 0; previous >= 0 && i < PyList_GET_SIZE(ops); ++i) {
                 int op = compare_op(kind_of(PyList_GET_ITEM(ops, i)));
                 int next = op >= 0 ? operand(PyList_GET_ITEM(rights, i)) : -1;
+                // The compiler's constants are its own objects (interned strings, shared
+                // numbers): only the singletons are the same objects here.
+                if (next >= 0 && (op == FastCondition::kIs || op == FastCondition::kIsNot) &&
+                    (!singleton_or_name(previous) || !singleton_or_name(next)))
+                    next = -1;
                 if (next < 0) {
                     previous = -1;
                     break;
