@@ -120,12 +120,11 @@ void count_hit(BreakpointSnapshot& snap) {
 }
 
 // bp.hits += pending, keeping the snapshot current if it was; an exception already set (a
-// snapshot dropped while one propagates) is kept.
-void flush(BreakpointSnapshot& snap) {
-    if (!snap.pending) return;
-    const bool was_current = current(&snap, snap.bp);
+// snapshot dropped while one propagates) is kept. No Python code runs.
+void write_pending(BreakpointSnapshot& snap) {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
+    const bool was_current = current(&snap, snap.bp);
     PyObject* now = PyDict_GetItemWithError(snap.dict, g_names.hits);
     PyObject* step = now ? PyLong_FromUnsignedLongLong(snap.pending) : nullptr;
     PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
@@ -133,19 +132,23 @@ void flush(BreakpointSnapshot& snap) {
         Py_INCREF(next);
         Py_SETREF(snap.hits, next);
         snap.version = dict_version(snap.dict);
-    } else if (!next || PyErr_Occurred()) {
-        PyErr_WriteUnraisable(snap.bp);
     }
+    if (PyErr_Occurred()) PyErr_WriteUnraisable(snap.bp);
     Py_XDECREF(step);
     Py_XDECREF(next);
     PyErr_Restore(type, value, traceback);
     snap.pending = 0;
+}
+
+void flush(BreakpointSnapshot& snap) {
+    if (!snap.pending) return;
     for (auto it = g_dirty.begin(); it != g_dirty.end(); ++it) {
         if (*it == &snap) {
             g_dirty.erase(it);
             break;
         }
     }
+    write_pending(snap);
 }
 
 // A Breakpoint's attribute, new reference or null. bdb.Breakpoint keeps them in its instance
@@ -471,7 +474,9 @@ void conditions_forget() {
 }
 
 void conditions_flush_hits() {
-    while (!g_dirty.empty()) flush(*g_dirty.back());
+    std::vector<BreakpointSnapshot*> dirty;
+    dirty.swap(g_dirty);
+    for (BreakpointSnapshot* snap : dirty) write_pending(*snap);
 }
 
 PyObject* take_verdict(PyObject* frame, int line) {
