@@ -295,7 +295,48 @@ struct Evaluator {
     }
 };
 
+// The operator seen from the other side: 0 < n is n > 0.
+int mirrored(int op) {
+    switch (op) {
+        case Py_LT:
+            return Py_GT;
+        case Py_LE:
+            return Py_GE;
+        case Py_GT:
+            return Py_LT;
+        case Py_GE:
+            return Py_LE;
+        default:
+            return op;
+    }
+}
+
+void find_slot_vs_int(FastCondition& fast) {
+    const Node& root = fast.nodes.back();
+    if (root.kind != FastCondition::kCompare || root.op == FastCondition::kIs ||
+        root.op == FastCondition::kIsNot)
+        return;
+    const Node& left = fast.nodes[root.kids[0]];
+    const Node& right = fast.nodes[root.kids[1]];
+    const bool slot_left = left.kind == FastCondition::kSlot;
+    const Node& slot = slot_left ? left : right;
+    const Node& constant = slot_left ? right : left;
+    long value = 0;
+    if (slot.kind != FastCondition::kSlot || constant.kind != FastCondition::kConst ||
+        !small_int(constant.object, &value))
+        return;
+    fast.slot_vs_int = true;
+    fast.simple_slot = slot.slot;
+    fast.simple_op = slot_left ? root.op : mirrored(root.op);
+    fast.simple_int = value;
+}
+
 }  // namespace
+
+int fast_truth_slot_vs_int(const FastCondition& fast, PyObject* value) {
+    long a = 0;
+    return small_int(value, &a) ? compare_longs(a, fast.simple_int, fast.simple_op) : -1;
+}
 
 FastCondition::~FastCondition() {
     for (Node& node : nodes) Py_XDECREF(node.object);
@@ -318,6 +359,8 @@ FastCondition* fast_condition(PyObject* cond, const std::vector<PyObject*>& name
     if (!body || builder.truth(body) < 0) {
         delete fast;
         fast = nullptr;
+    } else {
+        find_slot_vs_int(*fast);
     }
     Py_XDECREF(body);
     Py_XDECREF(tree);

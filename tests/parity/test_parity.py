@@ -179,7 +179,7 @@ SCENARIOS = {
         "b 36, n is not None and n >= 4", "c", "p n", "b", "cl", "y", "c",
     ]),
     "condition_ignore_in_c": ("conditions.py", [
-        "b 8, i > 1", "ignore 1 2", "c", "p i", "b", "c", "p i", "b", "cl", "y", "c",
+        "b 8, 1 < i", "ignore 1 2", "c", "p i", "b", "c", "p i", "b", "cl", "y", "c",
     ]),
     # Closure variables (cells, and an argument that is a cell), a local still unbound (bdb's
     # f_locals leaves it out: the global of that name answers), a module body's loop.
