@@ -46,12 +46,14 @@ bool ensure_names() {
 ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     ConditionCache& cache = *info->conditions;
     if (cache.generation != state().generation) {
+        cache.last = nullptr;
         cache.lines.clear();
         ++cache.epoch;
         cache.generation = state().generation;
     }
+    if (cache.last && cache.last->line == line) return cache.last;
     for (ConditionLine& at : cache.lines)
-        if (at.line == line) return &at;
+        if (at.line == line) return cache.last = &at;
     PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
     if (!file) return nullptr;
     PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
@@ -326,8 +328,9 @@ Answer all_false(Fields* fields, Py_ssize_t n, Truth&& truth) {
 // a condition the engine can evaluate: kStop with the breakpoint and effective()'s flag, or
 // kNoStop, with hits and ignore counts changed as effective() changes them. kBdb, with nothing
 // evaluated or changed, where bdb must decide.
-Answer effective(const FrameView& view, PyObject* code, int line, PyObject** stop_at, bool* flag) {
-    CodeInfo* info = ensure_names() ? code_info(code) : nullptr;
+Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line,
+                 PyObject** stop_at, bool* flag) {
+    if (!ensure_names()) info = nullptr;
     if (info && !info->conditions) info->conditions = std::make_unique<ConditionCache>();
     ConditionLine* at = info ? breakpoints_at(code, info, line) : nullptr;
     if (!at) return Answer::kBdb;
@@ -401,13 +404,14 @@ void keep_verdict(PyFrameObject* frame, int line, PyObject* bp, bool flag) {
 
 // Answers the line from `view` (`frame`, if known, is its frame object; else it is made when
 // bdb must hear of the line).
-bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, int line) {
+bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, CodeInfo* info,
+                 int line) {
     if (!g_allowed) return false;
     if (frame && t_verdict.frame == reinterpret_cast<PyObject*>(frame) && t_verdict.line == line)
         return false;  // answered already (3.12's callback, 3.9-3.11's check): bdb takes it
     PyObject* bp = nullptr;
     bool flag = false;
-    Answer answer = effective(view, code, line, &bp, &flag);
+    Answer answer = effective(view, code, info, line, &bp, &flag);
     if (answer == Answer::kStop) {
         if (!frame) frame = PyEval_GetFrame();
         if (frame) {
@@ -446,7 +450,7 @@ void conditions_allow(bool on) {
     g_allowed = on;
 }
 
-bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
+bool conditions_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, int line) {
     if (!g_allowed) return false;
 #if PY_VERSION_HEX >= 0x030B0000
     PyObject* globals = PyFrame_GetGlobals(frame);
@@ -454,17 +458,17 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, int line) {
 #else
     PyObject* globals = frame->f_globals;
 #endif
-    return answer_line(FrameView{frame_localsplus(frame), globals, frame}, frame, code, line);
+    return answer_line(FrameView{frame_localsplus(frame), globals, frame}, frame, code, info, line);
 }
 
 #if PY_VERSION_HEX >= 0x030B0000
-bool conditions_false_running(PyObject* code, int line) {
+bool conditions_false_running(PyObject* code, CodeInfo* info, int line) {
     if (!g_allowed || !(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
         return false;
     InterpreterFrameHead* running = running_frame(PyThreadState_Get());
     if (!running || running->pointers[kFrameCode] != code) return false;
     auto* globals = static_cast<PyObject*>(running->pointers[kFrameGlobals]);
-    return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, line);
+    return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, info, line);
 }
 #endif
 

@@ -33,6 +33,7 @@
 namespace dpdb::engine {
 
 struct FastCondition;  // condition_fast.hpp
+struct CodeInfo;       // engine.hpp
 
 // Where one code object keeps the frame's variables that each condition names (kept with the
 // code's CodeInfo for the code's life: it depends on the code and the condition only).
@@ -105,6 +106,7 @@ struct ConditionCache {
     std::uint64_t generation = 0;
     std::uint64_t epoch = 0;
     std::deque<ConditionLine> lines;
+    ConditionLine* last = nullptr;  // of `lines`, the one found last
     ~ConditionCache();
 };
 
@@ -117,8 +119,9 @@ void conditions_allow(bool on);
 // changes them). False when bdb must hear of it: with the engine's verdict kept for bdb's
 // effective() (take_verdict) when it evaluated the conditions and one stops, else with nothing
 // evaluated or changed (a breakpoint by function name, no condition, a condition beyond the
-// engine). Called, and returns, with no exception set (as at every line event).
-bool conditions_false(PyFrameObject* frame, PyObject* code, int line);
+// engine). `info` is the code's CodeInfo for this generation of breakpoints. Called, and returns,
+// with no exception set (as at every line event).
+bool conditions_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, int line);
 
 // The verdict kept for bdb, as bdb.effective(file, line, frame) returns it, if it is for this
 // frame and line (then it is given once), else None. New reference.
@@ -133,7 +136,7 @@ void conditions_forget();
 // The same for the frame running `code` on this thread (a sys.monitoring callback's, 3.11's
 // check's caller), read without its frame object, which need not be made for an event that goes
 // no further. Module and class bodies are left to the caller.
-bool conditions_false_running(PyObject* code, int line);
+bool conditions_false_running(PyObject* code, CodeInfo* info, int line);
 #endif
 
 }  // namespace dpdb::engine

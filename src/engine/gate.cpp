@@ -246,11 +246,11 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     if (!state().any_nontrivial) {
 #if PY_VERSION_HEX >= 0x030B0000
         const bool optimized = reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED;
-        if (optimized ? conditions_false_running(code, site->line)
-                      : conditions_false(PyEval_GetFrame(), code, site->line))
+        if (optimized ? conditions_false_running(code, info, site->line)
+                      : conditions_false(PyEval_GetFrame(), code, info, site->line))
             Py_RETURN_NONE;
 #else
-        if (conditions_false(running, code, site->line)) Py_RETURN_NONE;
+        if (conditions_false(running, code, info, site->line)) Py_RETURN_NONE;
 #endif
     }
     PyFrameObject* frame = PyEval_GetFrame();

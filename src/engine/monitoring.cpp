@@ -304,7 +304,7 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code))
         return disable_line(code);
     // Nobody steps, so bdb would look only for a breakpoint: false conditions need no frame.
-    if (!st.any_nontrivial && conditions_false_running(code, line)) return none();
+    if (!st.any_nontrivial && conditions_false_running(code, info, line)) return none();
     bool learning = info->all_lines;
     PyObject* result = deliver_line(code, line, Event::kLine);
     // bdb may have learned a function's first executable line from this event: the next event
