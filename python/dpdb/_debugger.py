@@ -210,9 +210,9 @@ class Debugger(*_BASES):
         super().set_continue()
         self.console.close("continued")
 
-    def post_mortem(self, traceback, exception=None):
+    def post_mortem(self, traceback, exception=None, mode="unhandled"):
         self._post_mortem = True
-        self.exception, self.exception_mode = exception, "unhandled"
+        self.exception, self.exception_mode = exception, mode
         self.reset()
         try:
             self.interaction(None, traceback)
@@ -220,10 +220,15 @@ class Debugger(*_BASES):
             self.console.close("post-mortem ended")
 
     @classmethod
-    def uncaught_stop(cls, exc_type, exc_value, traceback):
-        """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's."""
-        if not stopped_debugging():
-            cls().post_mortem(traceback, exc_value)
+    def uncaught_stop(cls, exc_type, exc_value, traceback, header=None, mode="unhandled"):
+        """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's
+        (a framework's exception with the framework's line first)."""
+        if stopped_debugging():
+            return
+        debugger = cls()
+        if header is not None:
+            debugger.message(header)
+        debugger.post_mortem(traceback, exc_value, mode)
 
     def raised_stop(self, frame, exception):
         """The hub's raised-exception breakpoint: a session at the line that raises, before any
