@@ -44,6 +44,15 @@ def post_mortem(exception, traceback, header):
     _open(exception, traceback, header)
 
 
+def sent_away(exception):
+    """The exception leaves this process, pickled, to a caller that sees it afresh (and may open
+    a session of its own where it raises it again): the mark stays here."""
+    try:
+        delattr(exception, _SEEN)
+    except AttributeError:
+        pass
+
+
 def wanted():
     """Whether a session would open for a framework's exception now."""
     return _open is not None
@@ -157,6 +166,7 @@ class Loky:
                             "loky: post-mortem of %s in the worker that ran %s (the caller gets "
                             "the exception once you continue)" % (type(error).__name__,
                                                                   _task_name(item)))
+                sent_away(error)
                 raise
 
         call_item.__call__ = call_with_post_mortem
@@ -194,6 +204,7 @@ class _ProcessPool:
                             "%s: post-mortem of %s in the worker that ran %s (the caller gets "
                             "the exception once you continue)" % (
                                 name, type(exception).__name__, _task_of(traceback)))
+                sent_away(exception)
             wrap(self, exception, traceback, *args, **kwargs)
 
         wrapper.__init__ = wrap_with_post_mortem

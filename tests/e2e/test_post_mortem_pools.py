@@ -6,7 +6,7 @@ exception, with the worker's traceback as the pool sends it, and the pool runs t
 With the strategy switched off, nothing opens and the program sees the same. The hub's
 "uncaught exceptions" breakpoint stops in the same place. Fork, spawn and forkserver."""
 
-import os
+import re
 
 import pytest
 
@@ -17,7 +17,7 @@ POOL_RAISE = program("pool_raise.py")
 DIVIDE = line_of(POOL_RAISE, "# line: divide")
 SAME_AS_WITHOUT_DPDB = [
     "the caller got ZeroDivisionError (remote traceback through share: True, through dpdb: "
-    "False)", "the pool still works: 2", "main done"]
+    "False; attributes [])", "the pool still works: 2", "main done"]
 
 
 def expect_the_worker_session(run, strategy, while_paused=lambda: None):
@@ -55,6 +55,24 @@ def test_a_task_that_raises_opens_a_session_in_its_pool_worker(dpdb, kind, metho
     run = dpdb.spawn("dpdb", "run", "--post-mortem", POOL_RAISE, kind, method)
     expect_the_worker_session(run, "executor" if kind == "executor" else "pool")
     expect_the_program_goes_on(run)
+
+
+def test_a_caller_that_does_not_catch_it_gets_a_session_of_its_own(dpdb):
+    """The worker's session does not stand for the caller's: the exception it is sent is the
+    caller's own, raised where it waited for the task."""
+    run = dpdb.spawn("dpdb", "run", "--post-mortem", POOL_RAISE, "pool-uncaught", "spawn")
+    expect_the_worker_session(run, "pool")
+    main = re.search(r"main pid (\d+)", run.logfile_read.getvalue()).group(1)
+    expect_all(run, r"uncaught ZeroDivisionError in pid %s; opening a post-mortem session" % main,
+               r"attached to session \d+: pid %s[^\r\n]*, thread MainThread, at pool\.py:\d+ in "
+               r"get\(\)" % main)
+    run.expect(PROMPT)
+    run.sendline("w")
+    run.expect(r"pool_raise\.py\(%d\)<module>\(\)" % line_of(POOL_RAISE, "# line: uncaught"))
+    run.expect(PROMPT)
+    run.sendline("c")
+    finish(run, 1)
+    assert "main done" not in run.logfile_read.getvalue()
 
 
 @pytest.mark.parametrize("kind, switch", [("pool-map", "-pool"), ("executor", "-executor"),

@@ -1,6 +1,7 @@
 """A task that raises in a worker of a standard-library process pool, or in a multiprocessing
-child (argv[1]: pool-map, pool-apply, executor, process; argv[2]: the start method). The caller
-catches the pool's exception, then the same pool runs another task."""
+child (argv[1]: pool-map, pool-apply, executor, process, or pool-uncaught; argv[2]: the start
+method). The caller catches the pool's exception (but in pool-uncaught, which ends with it), then
+the same pool runs another task."""
 
 import concurrent.futures
 import multiprocessing
@@ -21,8 +22,9 @@ def share(total, rows):
 def caught(error):
     # What the caller is sent: the exception, and the worker's traceback as text.
     remote = str(error.__cause__ or "")
-    say("the caller got %s (remote traceback through share: %s, through dpdb: %s)" % (
-        type(error).__name__, "in share" in remote, "_caught_exceptions" in remote))
+    say("the caller got %s (remote traceback through share: %s, through dpdb: %s; attributes "
+        "%s)" % (type(error).__name__, "in share" in remote, "_caught_exceptions" in remote,
+                 sorted(vars(error))))
 
 
 def run_pool(kind, context):
@@ -52,6 +54,9 @@ if __name__ == "__main__":
     say("main pid %d" % os.getpid())
     if kind == "executor":
         run_executor(context)
+    elif kind == "pool-uncaught":
+        with context.Pool(1) as pool:
+            pool.apply(share, (10, 0))  # line: uncaught
     elif kind == "process":
         child = context.Process(target=share, args=(10, 0))
         child.start()
