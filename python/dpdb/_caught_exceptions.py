@@ -19,7 +19,6 @@ here); DPDB_RAY=off switches it.
 DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-loky`.
 """
 
-import os
 import sys
 
 from dpdb import _on_import, _switches
