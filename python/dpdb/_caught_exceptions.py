@@ -3,12 +3,13 @@
 A Flask or Django view that raises becomes a 500, a Celery task that raises is stored as
 FAILURE, a test that fails is a report of pytest's, a task that raises in a joblib/loky worker
 is sent back to its caller, and so is one raised in a worker of the standard library's process
-pools (multiprocessing.Pool, concurrent.futures.ProcessPoolExecutor): none of these exceptions is
-uncaught, so the process's excepthook never sees them. Each strategy here hooks the framework's own place for its exception, in the
-process and the thread where it was raised, and opens a post-mortem session on its traceback
-there (the frames, with their locals, as pdb.post_mortem shows them). The framework goes on
-with its own handling once the session is continued. The session's first line says which
-strategy opened it and what the framework does next.
+pools (multiprocessing.Pool, concurrent.futures.ProcessPoolExecutor): none of these exceptions
+is uncaught, so the process's excepthook never sees them. Each strategy here hooks the
+framework's own place for its exception, in the process and the thread where it was raised, and
+opens a post-mortem session on its traceback there (the frames, with their locals, as
+pdb.post_mortem shows them). The framework goes on with its own handling once the session is
+continued. The session's first line says which strategy opened it and what the framework does
+next.
 
 Who wants these sessions is _exceptions' business: `dpdb run --post-mortem`, and the hub's
 "uncaught exceptions" breakpoint (for a server, an exception its framework catches is the
@@ -197,14 +198,14 @@ class _ProcessPool:
         wrap = wrapper.__init__
         name = self.name
 
-        def wrap_with_post_mortem(self, exception, traceback, *args, **kwargs):
+        def wrap_with_post_mortem(wrapped, exception, traceback, *args, **kwargs):
             if isinstance(exception, Exception):  # not an exit, nor Ctrl-C
                 post_mortem(exception, traceback,
                             "%s: post-mortem of %s in the worker that ran %s (the caller gets "
                             "the exception once you continue)" % (
                                 name, type(exception).__name__, _task_of(traceback)))
                 sent_away(exception)
-            wrap(self, exception, traceback, *args, **kwargs)
+            wrap(wrapped, exception, traceback, *args, **kwargs)
 
         wrapper.__init__ = wrap_with_post_mortem
         wrapper._dpdb_post_mortem = True

@@ -2,8 +2,8 @@
 werkzeug development server answers 500), a Django view's (its development server), a Celery
 task's (a prefork worker, a broker in a folder), a task's in a joblib/loky worker (sent back to
 its caller). The session opens in the process and thread that raised, in its frames, and the
-framework goes on once it is continued; with the strategy switched off, nothing opens. The hub's "uncaught exceptions" breakpoint stops
-there too. Real
+framework goes on once it is continued; with the strategy switched off, nothing opens. The
+hub's "uncaught exceptions" breakpoint stops there too. Real
 frameworks from PyPI: dev/test runs these in build/venv-frameworks; where the frameworks are not
 installed they skip."""
 

@@ -1,8 +1,9 @@
 """Ray under `dpdb run`: breakpoint() in a task, an actor method and an async actor opens a session
 labelled with the task, a global breakpoint by location stops in a task whose function Ray sent
 by value, and `dpdb ps` shows Ray's native processes (exec'd by the driver's children) with the
-workers below them; --post-mortem opens in the worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
-tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
+workers below them; --post-mortem (and the hub's "uncaught exceptions" breakpoint) opens in the
+worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs
+the tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
 without Ray it skips."""
 
 import json
