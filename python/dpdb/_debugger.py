@@ -93,6 +93,18 @@ class Debugger(*_BASES):
         with _supervisors.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
             super().interaction(frame, traceback)
 
+    def forget(self):
+        # pdb 3.12+ keeps $_frame (and $_retval, $_exception) in the globals of every frame it
+        # selects, and as a session ends takes them out of the last one's only: after an `up`
+        # (ours at torch.distributed.breakpoint(), or the user's), the frame it stopped in stayed
+        # alive in its module for the rest of the process, and all its locals with it (there,
+        # torch's process group, whose threads then outlived destroy_process_group() and aborted
+        # the interpreter's exit). Out of every frame's globals that the session could select
+        # (none yet when bdb's reset() calls this before the first stop).
+        for frame, _ in getattr(self, "stack", ()):
+            frame.f_globals.pop("__pdb_convenience_variables", None)
+        super().forget()
+
     def _tell_now(self, text):
         self.message("*** " + text)
         self.console.flush()
