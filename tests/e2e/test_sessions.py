@@ -286,3 +286,17 @@ def test_sigterm_to_a_paused_worker_is_told_and_handled_after_continue(dpdb):
     run.expect("handler ran for SIGTERM")
     run.expect("shut down cleanly")
     finish(run)
+
+
+def test_a_session_that_went_up_leaves_the_frame_it_stopped_in_to_the_program(dpdb):
+    # pdb 3.12+ keeps $_frame in the globals of each frame selected and took it out of the
+    # last one's only: the frame it stopped in, and its locals, lived on in their module.
+    child = dpdb.spawn("dpdb", "run", program("released.py"))
+    child.expect(stop_line("return watched"))
+    child.expect(PROMPT)
+    child.sendline("up")
+    child.expect(r"-> watched = released_work.hold\(Resource\(\)\)")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect("resource released")
+    finish(child)
