@@ -12,8 +12,9 @@ RANKS = 3
 
 
 def label(rank):
+    # [^\n]*, not .*: pexpect's `.` matches a newline, and would take the lines after.
     return (r"attached to session \d+: pid (\d+) \[group_rank=0,local_rank=%d,rank=%d,"
-            r"world_size=%d\] .*rank.py" % (rank, rank, RANKS))
+            r"world_size=%d\] [^\n]*rank.py" % (rank, rank, RANKS))
 
 
 def test_a_rank_paused_while_the_others_wait_in_a_barrier(dpdb):
