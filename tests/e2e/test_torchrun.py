@@ -3,8 +3,8 @@ torch.distributed.breakpoint(rank=1) stops rank 1 in a dpdb session at its calle
 wait in its barrier, for longer than the process groups' timeout; `q` lets every rank go on, and
 each rank's groups have their own timeout back (torch alone leaves them raised to an hour);
 a plain breakpoint() on rank 2 while the others wait in an all_reduce, then `c`, and every rank
-gets the sum. dev/test does not install torch (docs/frameworks.md says why): this runs in a venv
-that has it, and skips elsewhere."""
+gets the sum. dev/test installs torch in its frameworks venv when the disk has room for it
+(docs/frameworks.md): this runs in a venv that has it, and skips elsewhere."""
 
 import json
 import os
