@@ -10,6 +10,10 @@ the code cloudpickle pickles keeps its file name, as cloudpickle before 3.1 kept
 processes that unpickle it (with the agent or not) see the real file. The payload is then as
 deterministic as before 3.1: the same function from the same file pickles the same.
 
+The code pickled is the user's: on 3.11 a function holding a breakpoint runs a patched copy of
+its code (the engine's swap mode), which would take the engine's checks to a process that may not
+have dpdb; the copy is pickled as the code it was made from.
+
 Applies to cloudpickle from PyPI and to the copies Ray and older joblib carry. DPDB_CLOUDPICKLE=off
 leaves cloudpickle as it is.
 """
@@ -40,7 +44,7 @@ def _keep_file_names(module):
         return
 
     def code_reduce(code):
-        made = reduce(code)
+        made = reduce(_user_code(code))
         constructor, args = made[0], made[1]
         if code.co_filename == _PLACEHOLDER or _PLACEHOLDER not in args:
             return made
@@ -50,3 +54,11 @@ def _keep_file_names(module):
 
     code_reduce._dpdb_keeps_file_names = True
     table[types.CodeType] = code_reduce
+
+
+def _user_code(code):
+    try:
+        from dpdb import _engine_native
+    except ImportError:  # no engine for this interpreter: no copies either
+        return code
+    return _engine_native.user_code(code)

@@ -27,6 +27,9 @@ constexpr auto kReceiveTick = std::chrono::milliseconds(500);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
 constexpr auto kMaxBackoff = std::chrono::seconds(2);
 constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
+// How long an input waits for the control thread to arm the breakpoint lists that came before it:
+// it may be busy (a stacks request); past this, the command runs anyway.
+constexpr auto kBreakpointsCatchUp = std::chrono::seconds(1);
 constexpr auto kFirstConnectionWaitAtExit = std::chrono::milliseconds(300);
 // Before an exec, longer: a child that a fork made an instant ago is still in its handshake, and
 // a loaded machine (CI's) took more than 300 ms to finish it, so that the hub never heard of the
@@ -206,11 +209,20 @@ std::optional<Event> Link::wait(std::int64_t sid,
     if (it == sessions_.end() || it->second.inbox.empty()) return std::nullopt;
     Event event = std::move(it->second.inbox.front());
     it->second.inbox.pop_front();
+    if (control_running_) {
+        changed_.wait_for(lock, kBreakpointsCatchUp,
+                          [&] { return breakpoint_lists_armed_ >= event.breakpoint_lists_before; });
+    }
     return event;
 }
 
 std::optional<Event> Link::wait_control(std::optional<std::chrono::milliseconds> timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (breakpoint_lists_armed_ != breakpoint_lists_taken_ || !control_running_) {
+        control_running_ = true;
+        breakpoint_lists_armed_ = breakpoint_lists_taken_;
+        changed_.notify_all();
+    }
     auto ready = [&] { return !control_inbox_.empty(); };
     if (timeout) {
         changed_.wait_for(lock, *timeout, ready);
@@ -220,6 +232,7 @@ std::optional<Event> Link::wait_control(std::optional<std::chrono::milliseconds>
     if (control_inbox_.empty()) return std::nullopt;
     Event event = std::move(control_inbox_.front());
     control_inbox_.pop_front();
+    if (event.type == "breakpoints") ++breakpoint_lists_taken_;
     return event;
 }
 
@@ -296,6 +309,8 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     new (&changed_) std::condition_variable();
     sessions_.clear();
     control_inbox_.clear();
+    breakpoint_lists_filed_ = breakpoint_lists_taken_ = breakpoint_lists_armed_ = 0;
+    control_running_ = false;
     connected_ = false;
     ever_connected_ = false;
     attempted_ = false;
@@ -420,6 +435,7 @@ void Link::dispatch(const wire::Message& message) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             control_inbox_.push_back(Event{type, body.dump()});
+            if (type == "breakpoints") ++breakpoint_lists_filed_;
             changed_.notify_all();
         }
         if (type == "stacks_request") {
@@ -442,6 +458,7 @@ void Link::deliver(std::int64_t sid, Event event) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = sessions_.find(sid);
     if (it == sessions_.end()) return;
+    if (event.type == "input") event.breakpoint_lists_before = breakpoint_lists_filed_;
     it->second.inbox.push_back(std::move(event));
     changed_.notify_all();
 }

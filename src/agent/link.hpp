@@ -26,6 +26,8 @@ namespace dpdb::agent {
 struct Event {
     std::string type;  // attach, detach, input, complete, inspect, interrupt, or lost (hub gone)
     std::string body;  // the message as JSON
+    // An input: how many breakpoint lists had come from the hub before it (see wait()).
+    std::uint64_t breakpoint_lists_before = 0;
 };
 
 class Link {
@@ -53,7 +55,10 @@ class Link {
     // that attaches later is shown the location and prompt afresh.
     void send(const std::string& type, std::int64_t sid, const std::string& fields_json);
 
-    // The next event for this session, waiting at most `timeout` (forever if nullopt).
+    // The next event for this session, waiting at most `timeout` (forever if nullopt). An input
+    // is handed over once the control thread has armed every breakpoint list the hub sent before
+    // it (bounded by kBreakpointsCatchUp), so that a command typed after a breakpoint was
+    // cleared elsewhere (an IDE's setBreakpoints, then continue) never runs into it once more.
     std::optional<Event> wait(std::int64_t sid, std::optional<std::chrono::milliseconds> timeout);
 
     // The process's own traffic, not tied to a session. The hub sends "breakpoints",
@@ -102,6 +107,13 @@ class Link {
     std::string proc_json_;
     std::map<std::int64_t, SessionState> sessions_;
     std::deque<Event> control_inbox_;
+    // Breakpoint lists: filed for the control thread, taken by it, and armed (it asks for its
+    // next event only once it has handled the last). Counted since start or fork; `control_
+    // running_` once the control thread first asked, since a process without one arms nothing.
+    std::uint64_t breakpoint_lists_filed_ = 0;
+    std::uint64_t breakpoint_lists_taken_ = 0;
+    std::uint64_t breakpoint_lists_armed_ = 0;
+    bool control_running_ = false;
     std::int64_t next_sid_ = 1;
 };
 

@@ -217,5 +217,8 @@ struct Mechanisms {
 void backend_allow(const Mechanisms& allowed);
 // The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.
 PyObject* backend_checker();
+// The user's code behind `code` (borrowed): `code` itself, except for a copy 3.11's swap mode
+// gave the user's functions (or a patched copy the gate runs), which leads back to the original.
+PyObject* backend_user_code(PyObject* code);
 
 }  // namespace dpdb::engine

@@ -27,6 +27,10 @@ NB_MODULE(_engine_native, m) {
     }
     m.def("backend", []() { return std::string(backend_name()); });
     m.def(
+        "user_code", [](nb::handle code) { return nb::borrow(backend_user_code(code.ptr())); },
+        "The user's code behind a code object the engine made (3.11's swap mode gives functions "
+        "patched copies while breakpoints are armed): what a pickler of code should send.");
+    m.def(
         "init", [](nb::handle canonic) { check(engine_init(canonic.ptr())); },
         "Set up the engine once per process; `canonic` maps co_filename to bdb's canonic form.");
     m.def(

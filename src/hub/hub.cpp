@@ -1,12 +1,10 @@
 #include "hub/hub.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -14,14 +12,15 @@
 #include "common/printable.hpp"
 #include "hub/admission.hpp"
 #include "hub/connection.hpp"
+#include "hub/listener.hpp"
 #include "hub/local_process.hpp"
 #include "hub/logs.hpp"
 #include "hub/pages.hpp"
 #include "hub/registry.hpp"
+#include "hub/stacks_requests.hpp"
 #include "hub/store.hpp"
 #include "hub/summary.hpp"
 #include "wire/auth.hpp"
-#include "wire/tls.hpp"
 
 namespace dpdb::hub {
 
@@ -34,42 +33,26 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
   public:
     HubImpl(asio::io_context& io, HubOptions options)
         : io_(io),
-          unix_acceptor_(io),
-          tcp_acceptor_(io),
-          tls_(asio::ssl::context::tls_server),
           options_(std::move(options)),
-          admission_([this](const std::string& line) { log(line); }),
-          admission_timer_(io),
+          listener_(std::make_shared<Listener>(io, options_,
+                                               [this](const std::string& line) { log(line); })),
           agent_key_(wire::agent_key(options_.secret)),
           store_(options_.store_path) {
         if (!options_.log) options_.log = [](const std::string&) {};
     }
 
     void start() {
-        if (!options_.socket_path.empty()) {
-            ::unlink(options_.socket_path.c_str());
-            const asio::local::stream_protocol::endpoint endpoint(options_.socket_path);
-            unix_acceptor_.open(endpoint.protocol());
-            unix_acceptor_.bind(endpoint);
-            ::chmod(options_.socket_path.c_str(), 0600);
-            unix_acceptor_.listen(asio::socket_base::max_listen_connections);
-            accept_unix();
-        }
-        if (options_.tcp_port >= 0) {
-            start_tcp();
-            summarise_admission();
-        }
+        listener_->start(
+            [weak = weak_from_this()](std::unique_ptr<Stream> stream, Admission::Slot slot) {
+                if (auto self = weak.lock()) self->admit(std::move(stream), std::move(slot));
+            });
     }
 
-    int tcp_port() const { return tcp_port_; }
+    int tcp_port() const { return listener_->tcp_port(); }
 
     void stop() {
         asio::post(io_, [self = shared_from_this()] {
-            asio::error_code ignored;
-            self->unix_acceptor_.close(ignored);
-            self->tcp_acceptor_.close(ignored);
-            self->admission_timer_.cancel();
-            if (!self->options_.socket_path.empty()) ::unlink(self->options_.socket_path.c_str());
+            self->listener_->close();
             auto all = self->connections_;
             for (auto& [id, connection] : all) connection->close("hub stopping");
         });
@@ -79,107 +62,6 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // Every line goes through here: what a peer sent may be quoted in it, and the log may be
     // read in a terminal.
     void log(const std::string& line) { options_.log(printable(line, 2000)); }
-
-    // The refusal summaries of the admission's windows, written even when refusals stop.
-    void summarise_admission() {
-        admission_timer_.expires_after(kAdmissionTick);
-        admission_timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
-            auto self = weak.lock();
-            if (ec || !self) return;
-            self->admission_.tick();
-            self->summarise_admission();
-        });
-    }
-
-    void start_tcp() {
-        if (!options_.insecure) {
-            if (options_.tls_cert.empty() || options_.tls_key.empty()) {
-                throw std::invalid_argument("TCP needs a TLS certificate and key (or --insecure)");
-            }
-            tls_.set_options(asio::ssl::context::default_workarounds |
-                             asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                             asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-            tls_.use_certificate_chain_file(options_.tls_cert);
-            tls_.use_private_key_file(options_.tls_key, asio::ssl::context::pem);
-        }
-        const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.tcp_host),
-                                               static_cast<unsigned short>(options_.tcp_port));
-        tcp_acceptor_.open(endpoint.protocol());
-        tcp_acceptor_.set_option(asio::socket_base::reuse_address(true));
-        tcp_acceptor_.bind(endpoint);
-        tcp_acceptor_.listen(asio::socket_base::max_listen_connections);
-        tcp_port_ = tcp_acceptor_.local_endpoint().port();
-        accept_tcp();
-    }
-
-    void accept_unix() {
-        unix_acceptor_.async_accept(
-            [self = shared_from_this()](const asio::error_code& ec,
-                                        asio::local::stream_protocol::socket socket) {
-                if (ec == asio::error::operation_aborted) return;
-                if (!ec) {
-                    // Only this user reaches the private socket: it holds no slot.
-                    self->admit(std::make_unique<PlainStream<asio::local::stream_protocol::socket>>(
-                                    std::move(socket)),
-                                Admission::Slot{});
-                }
-                self->accept_unix();
-            });
-    }
-
-    void accept_tcp() {
-        tcp_acceptor_.async_accept(
-            [self = shared_from_this()](const asio::error_code& ec, asio::ip::tcp::socket socket) {
-                if (ec == asio::error::operation_aborted) return;
-                if (!ec) self->secure(std::move(socket));
-                self->accept_tcp();
-            });
-    }
-
-    // TLS first (unless --insecure), bounded in time like the handshake that follows it. From
-    // here until it authenticates, a TCP connection holds a slot among the unauthenticated.
-    void secure(asio::ip::tcp::socket socket) {
-        asio::error_code ec;
-        const auto endpoint = socket.remote_endpoint(ec);
-        if (ec) return;  // already gone
-        const std::string peer = endpoint.address().to_string();
-        auto slot = admission_.admit(peer);
-        if (!slot) return;  // the socket closes as it goes out of scope
-        if (options_.insecure) {
-            admit(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)),
-                  std::move(*slot));
-            return;
-        }
-        auto held = std::make_shared<Admission::Slot>(std::move(*slot));
-        auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
-            std::make_unique<TlsStream>(std::move(socket), tls_));
-        auto timer = std::make_shared<asio::steady_timer>(io_, kHandshakeTimeout);
-        timer->async_wait([stream](const asio::error_code& ec) {
-            if (!ec && *stream) (*stream)->close();
-        });
-        (*stream)->stream().async_handshake(
-            asio::ssl::stream_base::server,
-            [self = shared_from_this(), stream, timer, held, peer](const asio::error_code& ec) {
-                timer->cancel();
-                std::string failure = ec ? ec.message() : "";
-                if (!ec) {
-                    try {
-                        (*stream)->set_binding(
-                            wire::channel_binding((*stream)->stream().native_handle()));
-                    } catch (const std::exception& error) {
-                        failure = error.what();
-                    }
-                }
-                if (!failure.empty()) {
-                    (*stream)->close();
-                    held->release();
-                    self->admission_.note("TLS handshake with " + peer +
-                                          " failed: " + printable(failure));
-                    return;
-                }
-                self->admit(std::move(*stream), std::move(*held));
-            });
-    }
 
     void admit(std::unique_ptr<Stream> stream, Admission::Slot slot) {
         const std::string peer = stream->peer();
@@ -195,9 +77,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             [weak](const ConnectionPtr& c, const std::string& reason) {
                 if (auto self = weak.lock()) self->on_close(c, reason);
             });
-        if (const auto reason = admission_.blocked(peer)) {
-            admission_.note("refused connection " + std::to_string(connection->id()) + ": " +
-                            *reason);
+        if (const auto reason = admission().blocked(peer)) {
+            admission().note("refused connection " + std::to_string(connection->id()) + ": " +
+                             *reason);
             connection->send(make("refused", {{"reason", *reason}}));
             connection->close("refused: " + *reason);
             return;
@@ -220,9 +102,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     // A peer that fails the handshake: a failure of its address (see Admission).
     void refuse(const ConnectionPtr& peer, const std::string& reason) {
-        admission_.failure(peer->stream().peer(), "refused connection " +
-                                                      std::to_string(peer->id()) + " from " +
-                                                      peer->stream().peer() + ": " + reason);
+        admission().failure(peer->stream().peer(), "refused connection " +
+                                                       std::to_string(peer->id()) + " from " +
+                                                       peer->stream().peer() + ": " + reason);
         peer->send(make("refused", {{"reason", reason}}));
         peer->close("refused: " + reason);
     }
@@ -267,6 +149,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             publish("process_start", registry_.describe(*registry_.process(peer->id())));
         }
     }
+
+    Admission& admission() { return listener_->admission(); }
 
     // --- agents -------------------------------------------------------------------------------
 
@@ -539,40 +423,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 client, message, true,
                 bp == 0 ? "cleared every breakpoint" : "cleared breakpoint " + std::to_string(bp));
         }
-        reply(client, message, true, "", breakpoints_listing());
-    }
-
-    // Every global breakpoint with the number of processes that armed it and what processes
-    // said about it (each note once, with how many said it); "waiting": processes that have
-    // not answered the latest list yet.
-    Json breakpoints_listing() const {
-        std::map<std::int64_t, int> armed;
-        std::map<std::int64_t, std::map<std::string, int>> notes;
-        int waiting = 0;
-        for (const auto& [connection, process] : registry_.processes()) {
-            if (!process.breakpoints_reported) ++waiting;
-            for (const auto& id : process.resolved_breakpoints) {
-                if (id.is_number_integer()) ++armed[id.get<std::int64_t>()];
-            }
-            for (const auto& note : process.breakpoint_notes) {
-                if (!note.is_object() || !note.value("id", Json()).is_number_integer()) continue;
-                const auto& text = note.value("note", Json());
-                if (text.is_string()) ++notes[note["id"].get<std::int64_t>()][text];
-            }
-        }
-        Json listed = Json::array();
-        for (auto bp : store_.breakpoints()) {
-            const auto id = bp["id"].get<std::int64_t>();
-            bp["processes"] = armed[id];
-            Json said = Json::array();
-            for (const auto& [text, count] : notes[id]) {
-                if (said.size() == kNotesPerBreakpoint) break;
-                said.push_back({{"note", text}, {"processes", count}});
-            }
-            bp["notes"] = std::move(said);
-            listed.push_back(std::move(bp));
-        }
-        return {{"breakpoints", std::move(listed)}, {"waiting", waiting}};
+        reply(client, message, true, "", summarize_breakpoints(registry_, store_.breakpoints()));
     }
 
     void broadcast_breakpoints() {
@@ -583,44 +434,31 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    struct StacksRequest {
-        std::uint64_t client = 0;
-        std::int64_t client_request = 0;
-        std::set<std::uint64_t> waiting;  // agents that have not answered
-        Json processes = Json::array();
-        std::chrono::steady_clock::time_point deadline;
-    };
-
     void stacks_request(const ConnectionPtr& client, const Message& message) {
-        StacksRequest request;
-        request.client = client->id();
-        request.client_request = message.num("id");
-        request.deadline = std::chrono::steady_clock::now() + kStacksTimeout;
-        std::vector<std::uint64_t> agents;
+        Json early = Json::array();
+        std::set<std::uint64_t> agents;
         if (message["pids"].empty()) {
-            for (const auto& [connection, process] : registry_.processes())
-                agents.push_back(connection);
+            for (const auto& [connection, process] : registry_.processes()) {
+                if (this->connection(connection)) agents.insert(connection);
+            }
         }
         for (const auto& pid : message["pids"]) {
             const auto connection =
                 pid.is_number_integer() ? registry_.connection_of_pid(pid.get<std::int64_t>()) : 0;
             if (connection == 0) {
-                request.processes.push_back(
+                early.push_back(
                     {{"pid", pid},
                      {"error", "no such process under this hub (gone, or never here)"}});
-            } else {
-                agents.push_back(connection);
+            } else if (this->connection(connection)) {
+                agents.insert(connection);
             }
         }
-        const auto req = next_stacks_request_++;
+        const auto number =
+            stacks_requests_.open(client->id(), message.num("id"), std::move(early), agents);
         for (auto connection : agents) {
-            if (auto agent = this->connection(connection)) {
-                request.waiting.insert(connection);
-                agent->send(make("stacks_request", {{"req", req}}));
-            }
+            this->connection(connection)->send(make("stacks_request", {{"req", number}}));
         }
-        stacks_requests_[req] = std::move(request);
-        auto timer = std::make_shared<asio::steady_timer>(io_, kStacksTimeout);
+        auto timer = std::make_shared<asio::steady_timer>(io_, StacksRequests::kTimeout);
         timer->async_wait([self = shared_from_this(), timer](const asio::error_code&) {
             self->finish_stacks_requests();
         });
@@ -628,37 +466,26 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
     void stacks_answered(std::uint64_t agent, const Message& message) {
-        const auto it = stacks_requests_.find(message.num("req"));
-        if (it == stacks_requests_.end() || it->second.waiting.erase(agent) == 0) return;
-        Json entry = registry_.describe(*registry_.process(agent));
-        entry["stacks"] = message["stacks"];
-        it->second.processes.push_back(std::move(entry));
+        stacks_requests_.answered(message.num("req"), agent, [&] {
+            Json entry = registry_.describe(*registry_.process(agent));
+            entry["stacks"] = message["stacks"];
+            return entry;
+        });
         finish_stacks_requests();
     }
 
     // Answers every request whose agents have all answered or whose time is up.
     void finish_stacks_requests() {
-        const auto now = std::chrono::steady_clock::now();
-        for (auto it = stacks_requests_.begin(); it != stacks_requests_.end();) {
-            auto& request = it->second;
-            if (!request.waiting.empty() && now < request.deadline) {
-                ++it;
-                continue;
-            }
-            for (auto connection : request.waiting) {
-                Json entry = registry_.process(connection) != nullptr
-                                 ? registry_.describe(*registry_.process(connection))
-                                 : Json::object();
-                entry["error"] = "no answer within 1 s";
-                request.processes.push_back(std::move(entry));
-            }
-            if (auto client = connection(request.client)) {
+        const auto finished = stacks_requests_.take_finished([this](std::uint64_t agent) {
+            const Process* process = registry_.process(agent);
+            return process != nullptr ? registry_.describe(*process) : Json::object();
+        });
+        for (const auto& answer : finished) {
+            if (auto client = connection(answer.client)) {
                 // The stacks of a whole job outgrow a frame: pages (hub/pages.hpp).
-                send_result_pages(
-                    *client, request.client_request,
-                    paginate({{"processes", std::move(request.processes)}}, shrink_stacks));
+                send_result_pages(*client, answer.client_request,
+                                  paginate({{"processes", answer.processes}}, shrink_stacks));
             }
-            it = stacks_requests_.erase(it);
         }
     }
 
@@ -746,9 +573,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         if (!peer->authenticated) {
             // A protocol error before authentication counts like a failed authentication.
             if (reason.rfind("malformed input", 0) == 0) {
-                admission_.failure(peer->stream().peer(), dropped);
+                admission().failure(peer->stream().peer(), dropped);
             } else if (!quiet) {
-                admission_.note(dropped);
+                admission().note(dropped);
             }
         } else if (!quiet) {
             log(dropped);
@@ -764,17 +591,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                               "process " + pid.dump() + " went away (" + reason + ")");
             }
             if (gone) {
-                Json record = gone->info;
-                record["reason"] = reason;
-                if (gone->ending.is_object()) {
-                    record.update(gone->ending);
-                    refresh_outlived(record);  // an exec'd program by its real path, if seen
-                } else {
-                    explain_silent_end(record);  // no word before the connection dropped
-                }
-                record["ended"] = std::chrono::duration<double>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count();
+                Json record = exit_record(gone->info, gone->ending, reason);
                 store_.record_exit(record);
                 Json ended = {{"pid", pid}, {"reason", reason}};
                 // How it ended, where it said so (an IDE's exited event carries the status).
@@ -782,12 +599,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                     if (record.contains(key)) ended[key] = record[key];
                 }
                 publish("process_exit", std::move(ended));
-                for (auto& [id, request] : stacks_requests_) {
-                    if (request.waiting.erase(peer->id()) > 0) {
-                        request.processes.push_back(
-                            {{"pid", pid}, {"error", "exited before answering"}});
-                    }
-                }
+                stacks_requests_.agent_gone(peer->id(), pid);
                 finish_stacks_requests();
             }
         } else if (peer->role == Role::Client) {
@@ -812,28 +624,18 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    static constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
-    static constexpr auto kStacksTimeout = std::chrono::seconds(1);
     static constexpr int kListedExits = 200;
     static constexpr std::int64_t kListedLogs = 100000;
-    static constexpr std::size_t kNotesPerBreakpoint = 5;  // distinct notes shown per breakpoint
-    static constexpr auto kAdmissionTick = std::chrono::seconds(5);
 
     asio::io_context& io_;
-    asio::local::stream_protocol::acceptor unix_acceptor_;
-    asio::ip::tcp::acceptor tcp_acceptor_;
-    asio::ssl::context tls_;
     HubOptions options_;
-    int tcp_port_ = -1;
-    Admission admission_;
-    asio::steady_timer admission_timer_;
+    std::shared_ptr<Listener> listener_;
     const std::string agent_key_;
     Registry registry_;
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;
-    std::map<std::int64_t, StacksRequest> stacks_requests_;
-    std::int64_t next_stacks_request_ = 1;
+    StacksRequests stacks_requests_;
     std::uint64_t next_connection_id_ = 1;
 };
 

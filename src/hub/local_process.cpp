@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -137,6 +138,21 @@ void refresh_outlived(wire::Json& record) {
     if (view->exe.empty() || view->exe == real_path(text_of(record, "executable"))) return;
     record["exec"] = view->exe;
     if (!view->argv.empty()) record["argv"] = view->argv;
+}
+
+wire::Json exit_record(const wire::Json& info, const wire::Json& ending,
+                       const std::string& reason) {
+    wire::Json record = info;
+    record["reason"] = reason;
+    if (ending.is_object()) {
+        record.update(ending);
+        refresh_outlived(record);  // an exec'd program by its real path, if seen
+    } else {
+        explain_silent_end(record);  // no word before the connection dropped
+    }
+    record["ended"] =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return record;
 }
 
 }  // namespace dpdb::hub

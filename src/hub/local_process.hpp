@@ -35,4 +35,9 @@ void explain_silent_end(wire::Json& record);
 // gets `running` (true or false) and what it runs now, where the hub can see it.
 void refresh_outlived(wire::Json& record);
 
+// The record kept of a process whose connection closed for `reason`: its description, with how
+// it ended where its agent said so (`ending`: status, signal, exec), else what the hub can tell
+// (explain_silent_end), and when.
+wire::Json exit_record(const wire::Json& info, const wire::Json& ending, const std::string& reason);
+
 }  // namespace dpdb::hub

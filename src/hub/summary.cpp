@@ -316,4 +316,36 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
             {"paused", std::move(paused)}};
 }
 
+wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoints,
+                                 std::size_t notes) {
+    using wire::Json;
+    std::map<std::int64_t, int> armed;
+    std::map<std::int64_t, std::map<std::string, int>> said_by;
+    int waiting = 0;
+    for (const auto& [connection, process] : registry.processes()) {
+        if (!process.breakpoints_reported) ++waiting;
+        for (const auto& id : process.resolved_breakpoints) {
+            if (id.is_number_integer()) ++armed[id.get<std::int64_t>()];
+        }
+        for (const auto& note : process.breakpoint_notes) {
+            if (!note.is_object() || !note.value("id", Json()).is_number_integer()) continue;
+            const auto& text = note.value("note", Json());
+            if (text.is_string()) ++said_by[note["id"].get<std::int64_t>()][text];
+        }
+    }
+    Json listed = Json::array();
+    for (auto& bp : breakpoints) {
+        const auto id = bp["id"].get<std::int64_t>();
+        bp["processes"] = armed[id];
+        Json said = Json::array();
+        for (const auto& [text, count] : said_by[id]) {
+            if (said.size() == notes) break;
+            said.push_back({{"note", text}, {"processes", count}});
+        }
+        bp["notes"] = std::move(said);
+        listed.push_back(std::move(bp));
+    }
+    return {{"breakpoints", std::move(listed)}, {"waiting", waiting}};
+}
+
 }  // namespace dpdb::hub

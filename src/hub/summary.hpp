@@ -30,6 +30,12 @@ struct SummaryLimits {
 // each group of state and tags instead (`host` is then the span, `hosts` how many).
 wire::Json summarize(const Registry& registry, const SummaryLimits& limits = {});
 
+// The body of a `break_list` result: each of `breakpoints` (the store's) with the number of
+// processes that armed it and what processes said about it (each note once, with how many said
+// it, at most `notes` of them); "waiting": processes that have not answered the latest list yet.
+wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoints,
+                                 std::size_t notes = 5);
+
 // Values written compactly: integers as ranges ("0-99,128"), names with a number at the end as
 // ranges under their prefix ("node[01-16]"), others listed; cut after about max_chars with the
 // number of values ("0-4,6,8,… (5000 values)").

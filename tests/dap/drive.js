@@ -220,9 +220,8 @@ async function late() {
   const localRoot = '/nonexistent/ide/copy';
   const local = path.join(localRoot, path.basename(PROGRAM));
   const dc = await connect({ pathMappings: [{ localRoot, remoteRoot }] });
-  // Good for the first call only: once continued, the grandchild runs until the pause button.
   await dc.setBreakpointsRequest({
-    source: { path: local }, breakpoints: [{ line: LINE_WORK, condition: 'n == 0' }] });
+    source: { path: local }, breakpoints: [{ line: LINE_WORK }, { line: LINE_SECOND }] });
   await dc.configurationDoneRequest();
   assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
   const started = dc.waitForEvent('thread', TIMEOUT);
@@ -243,7 +242,9 @@ async function late() {
   const text = await dc.sourceRequest({ source: frames[0].source, sourceReference: frames[0].source.sourceReference });
   assert.match(text.body.content, /# dap: first line of work/);
 
-  // Continue lets it run; pause stops it wherever it is.
+  // The breakpoints taken out, then continue at once, as an IDE does when they are unchecked:
+  // the grandchild runs on (the next line held the second) until the pause button.
+  await dc.setBreakpointsRequest({ source: { path: local }, breakpoints: [] });
   const continued = dc.waitForEvent('continued', TIMEOUT);
   await dc.continueRequest({ threadId: stop.threadId });
   await continued;

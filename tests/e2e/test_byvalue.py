@@ -65,6 +65,25 @@ def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
     finish(run)
 
 
+def test_a_function_pickled_while_a_breakpoint_is_armed_in_it_runs_where_dpdb_is_not(dpdb):
+    # On 3.11 the armed function runs a patched copy of its code (swap mode); what cloudpickle
+    # sends is the user's code, which a process without dpdb can run.
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", JOB, go, "armed")
+    run.expect("driver ready")
+    line = line_of(JOB, "the task's line")
+    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
+    assert added.returncode == 0, added.stderr
+    open(go, "w").close()
+    run.expect("bare result 42")
+    run.expect(r"byvalue_job.py\(%d\)task\(\)" % line)
+    run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("driver result 42")
+    run.expect("driver done")
+    finish(run)
+
+
 def test_with_dpdb_cloudpickle_off_cloudpickle_3_1_code_names_no_file(dpdb):
     # From 3.1 on, cloudpickle pickles every function under the file name "<dynamic-code>"; in
     # the processes dpdb debugs, it keeps the real one (DPDB_CLOUDPICKLE=off: it does not).

@@ -1,7 +1,8 @@
 """A driver that sends its function to worker processes by value, as Ray, Dask and joblib do:
 pickled with cloudpickle (the worker never imports this file), and as source compiled under this
 file's name. argv: a file whose appearance says go; with `early`, one worker that unpickles the
-function first and waits for that file before it calls it."""
+function first and waits for that file before it calls it; with `armed`, the function pickled
+once its breakpoint is armed, sent to a worker that has no dpdb, then called here."""
 import os
 import subprocess
 import sys
@@ -15,12 +16,12 @@ def task(x):
     return doubled  # the task's return
 
 
-def run_worker(mode, payload, *args):
+def run_worker(mode, payload, *args, env=None):
     # The worker lives in the folder above: this file is on no path the worker searches.
     worker = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "byvalue_worker.py")
     done = subprocess.run([sys.executable, worker, mode, *args], input=payload,
-                          stdout=subprocess.PIPE)
+                          stdout=subprocess.PIPE, env=env)
     sys.stdout.write(done.stdout.decode())
     sys.stdout.flush()
 
@@ -40,6 +41,17 @@ if __name__ == "__main__":
     print("driver ready", flush=True)
     if sys.argv[2:] == ["early"]:
         run_worker("early", pickled, go)
+    elif sys.argv[2:] == ["armed"]:
+        wait_for(go)
+        plain_code = task.__code__.co_code
+        if sys.version_info[:2] == (3, 11):  # swap mode gives `task` its patched copy soon
+            for _ in range(100):
+                if task.__code__.co_code != plain_code:
+                    break
+                time.sleep(0.05)
+        # A worker started with an empty environment carries no agent.
+        run_worker("bare", cloudpickle.dumps(task), env={})
+        print("driver result", task(21), flush=True)
     else:
         wait_for(go)
         run_worker("pickled", pickled)
