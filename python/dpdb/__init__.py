@@ -57,7 +57,7 @@ def post_mortem(traceback=None, *, header=None):
     _post_mortem_of(traceback, exception, header)
 
 
-def _post_mortem_of(traceback, exception, header=None):
+def _post_mortem_of(traceback, exception, header=None, mode="unhandled"):
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
@@ -69,7 +69,7 @@ def _post_mortem_of(traceback, exception, header=None):
     if header is not None:
         debugger.message(header)
     if use_hub:
-        debugger.post_mortem(traceback, exception)
+        debugger.post_mortem(traceback, exception, mode)
     else:  # pdb.post_mortem's own steps, with the header before them
         debugger.reset()
         debugger.interaction(None, traceback)

@@ -27,16 +27,15 @@ def start(sitecustomize_path):
             from dpdb import _pickled_code, _ray, set_trace
 
             _pickled_code.keep_file_names()
-            _ray.keep_breakpoints(set_trace, bool(os.environ.get("DPDB_POST_MORTEM")))
+            _ray.keep_breakpoints(set_trace)
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
     report_os_exit()
     if os.environ.get("DPDB_POST_MORTEM"):
-        from dpdb import _caught_exceptions, _exceptions
+        from dpdb import _exceptions
 
         _exceptions.want_uncaught("post-mortem", _open_post_mortem)
-        _caught_exceptions.install(_framework_post_mortem)
 
 
 def report_os_exit():
@@ -106,13 +105,7 @@ def _chain_sitecustomize(path):
             return
 
 
-def _open_post_mortem(exc_type, exc_value, traceback):
+def _open_post_mortem(exc_type, exc_value, traceback, header=None, mode="unhandled"):
     import dpdb
 
-    dpdb._post_mortem_of(traceback, exc_value)
-
-
-def _framework_post_mortem(exception, traceback, header):
-    import dpdb
-
-    dpdb._post_mortem_of(traceback, exception, header)
+    dpdb._post_mortem_of(traceback, exc_value, header, mode)

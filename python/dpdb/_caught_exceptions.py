@@ -2,26 +2,32 @@
 
 A Flask or Django view that raises becomes a 500, a Celery task that raises is stored as
 FAILURE, a test that fails is a report of pytest's, a task that raises in a joblib/loky worker
-is sent back to its caller: none of these exceptions is uncaught, so the process's excepthook
-never sees them. Each strategy here hooks the framework's own place for its exception, in the
-process and the thread where it was raised, and opens a post-mortem session on its traceback
-there (the frames, with their locals, as pdb.post_mortem shows them). The framework goes on
-with its own handling once the session is continued. The session's first line says which
-strategy opened it and what the framework does next.
+is sent back to its caller, and so is one raised in a worker of the standard library's process
+pools (multiprocessing.Pool, concurrent.futures.ProcessPoolExecutor): none of these exceptions
+is uncaught, so the process's excepthook never sees them. Each strategy here hooks the
+framework's own place for its exception, in the process and the thread where it was raised, and
+opens a post-mortem session on its traceback there (the frames, with their locals, as
+pdb.post_mortem shows them). The framework goes on with its own handling once the session is
+continued. The session's first line says which strategy opened it and what the framework does
+next.
+
+Who wants these sessions is _exceptions' business: `dpdb run --post-mortem`, and the hub's
+"uncaught exceptions" breakpoint (for a server, an exception its framework catches is the
+uncaught one; debugpy's "userUnhandled" is the analogue).
 
 Ray's tasks are _ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
 here); DPDB_RAY=off switches it.
 DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-loky`.
 """
 
-import os
 import sys
 
 from dpdb import _on_import, _switches
 
-# Handed down by the start-up (a leaf imports no stage): opens a post-mortem session on an
-# exception's traceback, with a first line for the user.
+# Handed down by _exceptions while anybody wants uncaught exceptions (a leaf imports no stage):
+# opens a post-mortem session on an exception's traceback, with a first line for the user.
 _open = None
+_installed = False
 # Set on an exception a session was opened for: one that is raised again (a framework that
 # propagates it, a caller in the same process) opens no second session.
 _SEEN = "_dpdb_post_mortem_seen"
@@ -36,6 +42,20 @@ def post_mortem(exception, traceback, header):
     except Exception:
         pass  # an exception that takes no attributes: it may be seen twice, no more
     _open(exception, traceback, header)
+
+
+def sent_away(exception):
+    """The exception leaves this process, pickled, to a caller that sees it afresh (and may open
+    a session of its own where it raises it again): the mark stays here."""
+    try:
+        delattr(exception, _SEEN)
+    except AttributeError:
+        pass
+
+
+def wanted():
+    """Whether a session would open for a framework's exception now."""
+    return _open is not None
 
 
 def seen(exception):
@@ -146,6 +166,7 @@ class Loky:
                             "loky: post-mortem of %s in the worker that ran %s (the caller gets "
                             "the exception once you continue)" % (type(error).__name__,
                                                                   _task_name(item)))
+                sent_away(error)
                 raise
 
         call_item.__call__ = call_with_post_mortem
@@ -161,14 +182,80 @@ def _task_name(item):
     return getattr(function, "__qualname__", None) or type(function).__name__
 
 
-STRATEGIES = (Flask, Django, Celery, Pytest, Loky)
+class _ProcessPool:
+    """A worker of the standard library's process pools catches what a task raises and wraps it,
+    with its traceback as text, to send it to the caller, whose process gets the exception but
+    not the worker's frames. The wrapper is made in the worker's except clause, with the
+    exception's traceback, in the worker process's main thread: a session opened there has the
+    task's frames, and the worker sends the exception on once it is continued. The wrapper's
+    class is patched in place (the worker looks it up at every task), so the traceback the
+    caller is sent has no frame of dpdb's."""
+
+    def hook(self, module):
+        wrapper = getattr(module, self.wrapper)
+        if getattr(wrapper, "_dpdb_post_mortem", False):
+            return
+        wrap = wrapper.__init__
+        name = self.name
+
+        def wrap_with_post_mortem(wrapped, exception, traceback, *args, **kwargs):
+            if isinstance(exception, Exception):  # not an exit, nor Ctrl-C
+                post_mortem(exception, traceback,
+                            "%s: post-mortem of %s in the worker that ran %s (the caller gets "
+                            "the exception once you continue)" % (
+                                name, type(exception).__name__, _task_of(traceback)))
+                sent_away(exception)
+            wrap(wrapped, exception, traceback, *args, **kwargs)
+
+        wrapper.__init__ = wrap_with_post_mortem
+        wrapper._dpdb_post_mortem = True
+
+
+class Pool(_ProcessPool):
+    """multiprocessing.Pool (map, apply_async, imap...): multiprocessing.pool.worker. A
+    ThreadPool's worker runs in the caller's process, where the exception keeps its frames: it
+    wraps nothing."""
+
+    name = "pool"
+    modules = ("multiprocessing.pool",)
+    wrapper = "ExceptionWithTraceback"
+
+
+class Executor(_ProcessPool):
+    """concurrent.futures.ProcessPoolExecutor (submit, map): its _process_worker."""
+
+    name = "executor"
+    modules = ("concurrent.futures.process",)
+    wrapper = "_ExceptionWithTraceback"
+
+
+_POOL_MODULES = ("multiprocessing", "concurrent")
+
+
+def _task_of(traceback):
+    """The task's function: the first frame of the traceback below the pool's own (its worker,
+    mapstar, _process_chunk)."""
+    entry = traceback
+    while entry is not None:
+        frame = entry.tb_frame
+        if frame.f_globals.get("__name__", "").partition(".")[0] not in _POOL_MODULES:
+            return getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+        entry = entry.tb_next
+    return "a task"
+
+
+STRATEGIES = (Flask, Django, Celery, Pytest, Loky, Pool, Executor)
 
 
 def install(open_session):
-    """At start-up of a process under `dpdb run --post-mortem`: each strategy that is on hooks
-    its framework as soon as the framework is imported."""
-    global _open
+    """Who opens the sessions, from _exceptions (None: nobody; the hooks stay in and do nothing).
+    The first time somebody does, each strategy that is on hooks its framework as soon as the
+    framework is imported (or now, if it is already)."""
+    global _open, _installed
     _open = open_session
+    if open_session is None or _installed:
+        return
+    _installed = True
     for strategy in _switches.enabled("DPDB_POST_MORTEM_HOOKS", STRATEGIES):
         for module in strategy.modules:
             _on_import.when_imported(module, _guarded(strategy))

@@ -12,7 +12,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console, _debugger, _identity, _pause
+from dpdb import _agent, _console, _debugger, _identity, _on_import, _pause
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -82,6 +82,7 @@ class _Control:
                 if _pause.any_done():
                     _pause.drop_done(self.debugger)
                 if event is None:
+                    _on_import.catch_up()
                     self.breakpoints.recheck()
                     _identity.refresh()
                     continue

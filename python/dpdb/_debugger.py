@@ -90,8 +90,29 @@ class Debugger(*_BASES):
         if self._condition_error:
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
-        with _supervisors.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
-            super().interaction(frame, traceback)
+        try:
+            with _supervisors.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
+                super().interaction(frame, traceback)
+        finally:
+            # A continued debugger lives on (the engine keeps it for its breakpoints): the frames
+            # it stopped in are the program's again, and their locals with them. pdb kept the
+            # last selected frame's locals (curframe_locals), bdb 3.13+ the frame last traced,
+            # the inspector what an IDE looked at.
+            self.curframe_locals = None
+            self.enterframe = None
+            self.inspector.forget()
+
+    def forget(self):
+        # pdb 3.12+ keeps $_frame (and $_retval, $_exception) in the globals of every frame it
+        # selects, and as a session ends takes them out of the last one's only: after an `up`
+        # (ours at torch.distributed.breakpoint(), or the user's), the frame it stopped in stayed
+        # alive in its module for the rest of the process, and all its locals with it (there,
+        # torch's process group, whose threads then outlived destroy_process_group() and aborted
+        # the interpreter's exit). Out of every frame's globals that the session could select
+        # (none yet when bdb's reset() calls this before the first stop).
+        for frame, _ in getattr(self, "stack", ()):
+            frame.f_globals.pop("__pdb_convenience_variables", None)
+        super().forget()
 
     def _tell_now(self, text):
         self.message("*** " + text)
@@ -210,9 +231,9 @@ class Debugger(*_BASES):
         super().set_continue()
         self.console.close("continued")
 
-    def post_mortem(self, traceback, exception=None):
+    def post_mortem(self, traceback, exception=None, mode="unhandled"):
         self._post_mortem = True
-        self.exception, self.exception_mode = exception, "unhandled"
+        self.exception, self.exception_mode = exception, mode
         self.reset()
         try:
             self.interaction(None, traceback)
@@ -220,10 +241,15 @@ class Debugger(*_BASES):
             self.console.close("post-mortem ended")
 
     @classmethod
-    def uncaught_stop(cls, exc_type, exc_value, traceback):
-        """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's."""
-        if not stopped_debugging():
-            cls().post_mortem(traceback, exc_value)
+    def uncaught_stop(cls, exc_type, exc_value, traceback, header=None, mode="unhandled"):
+        """The hub's uncaught-exception breakpoint: a post-mortem session, as --post-mortem's
+        (a framework's exception with the framework's line first)."""
+        if stopped_debugging():
+            return
+        debugger = cls()
+        if header is not None:
+            debugger.message(header)
+        debugger.post_mortem(traceback, exc_value, mode)
 
     def raised_stop(self, frame, exception):
         """The hub's raised-exception breakpoint: a session at the line that raises, before any

@@ -1,7 +1,8 @@
 """Stops on exceptions, for the whole process: `uncaught` (a post-mortem session where the
 program would print a traceback and end: sys.excepthook, threading.excepthook, and a
-multiprocessing.Process's run(), which catches everything itself) and `raised` (a session at the
-line of your code that raises, before any handler runs).
+multiprocessing.Process's run(), which catches everything itself; and where a framework catches
+a request's, a task's or a test's exception itself, through _caught_exceptions' hooks) and
+`raised` (a session at the line of your code that raises, before any handler runs).
 
 Who wants them: `dpdb run --post-mortem` (uncaught, from start-up) and the hub's exception
 breakpoints, which an IDE sets (setExceptionBreakpoints; "uncaught exceptions" and "raised
@@ -37,13 +38,17 @@ RAISED_AVAILABLE = sys.version_info >= (3, 12)
 
 
 def want_uncaught(why, open_session):
-    """Open a post-mortem session on every uncaught exception (open_session None: no more, for
-    this reason)."""
+    """Open a post-mortem session on every uncaught exception, and on every exception a framework
+    catches where _caught_exceptions hooks it (open_session None: no more, for this reason).
+    open_session(type, value, traceback, header=None, mode="unhandled"): a framework's exception
+    comes with the framework's line, and DAP's break mode for an exception user code did not
+    handle though something else did (debugpy's for the same)."""
     if open_session is None:
         _uncaught.pop(why, None)
-        return
-    _uncaught[why] = open_session
-    _install_hooks()
+    else:
+        _uncaught[why] = open_session
+        _install_hooks()
+    _caught_exceptions.install(_open_caught if _uncaught else None)
 
 
 def armed():
@@ -65,6 +70,11 @@ def post_mortem(exc_type, exc_value, traceback, open_session):
 def _open(exc_type, exc_value, traceback):
     for open_session in list(_uncaught.values())[:1]:  # one session, whoever asked
         post_mortem(exc_type, exc_value, traceback, open_session)
+
+
+def _open_caught(exception, traceback, header):
+    for open_session in list(_uncaught.values())[:1]:
+        open_session(type(exception), exception, traceback, header, "userUnhandled")
 
 
 def _install_hooks():

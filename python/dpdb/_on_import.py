@@ -11,14 +11,31 @@ _waiting = {}
 
 
 def when_imported(name, callback):
-    """callback(module) once `name` is imported, or now if it is already."""
+    """callback(module) once `name` is imported, or now if it is already. A module another
+    thread is importing at this moment (its body still running, its loader not ours) is caught
+    up with by catch_up()."""
     module = sys.modules.get(name)
-    if module is not None:
+    if module is not None and not _initializing(module):
         callback(module)
         return
     _waiting.setdefault(name, []).append(callback)
     if not any(isinstance(finder, _OnImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _OnImport())
+
+
+def catch_up():
+    """The callbacks of modules whose import ended in another thread since they were waited for
+    (called by the control thread once a second, never while a module's body runs in it)."""
+    for name in list(_waiting):
+        module = sys.modules.get(name)
+        if module is not None and not _initializing(module):
+            for callback in _waiting.pop(name, ()):
+                callback(module)
+
+
+def _initializing(module):
+    # importlib's own mark, set while the module's body runs.
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 class _OnImport(importlib.abc.MetaPathFinder):

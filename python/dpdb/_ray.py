@@ -21,18 +21,16 @@ _RAY_TARGETS = ("ray.util.rpdb.",)
 _NODE_ID_CHARS = 8
 
 
-# Handed down by the start-up (a leaf imports no stage): dpdb.set_trace; and whether the run
-# is `--post-mortem`.
+# Handed down by the start-up (a leaf imports no stage): dpdb.set_trace.
 _set_trace = None
-_post_mortem = False
 
 
-def keep_breakpoints(set_trace, post_mortem=False):
+def keep_breakpoints(set_trace):
     """At start-up of a process that carries the agent: watch PYTHONBREAKPOINT for Ray."""
-    global _set_trace, _post_mortem
+    global _set_trace
     if os.environ.get("DPDB_RAY", "on") == "off":
         return
-    _set_trace, _post_mortem = set_trace, post_mortem
+    _set_trace = set_trace
     _agent.watch_breakpoint_variable(_breakpoint_variable_changed)
     _breakpoint_variable_changed(os.environ.get("PYTHONBREAKPOINT"))
 
@@ -43,8 +41,7 @@ def _breakpoint_variable_changed(value):
     if value and value.startswith(_RAY_TARGETS):
         if sys.breakpointhook is sys.__breakpointhook__:
             sys.breakpointhook = _set_trace
-        if _post_mortem:
-            _take_post_mortem()
+        _take_post_mortem()
     elif sys.breakpointhook is _set_trace:
         sys.breakpointhook = sys.__breakpointhook__
 
@@ -52,13 +49,18 @@ def _breakpoint_variable_changed(value):
 def _take_post_mortem():
     """A task's exception is caught by Ray's worker, which turns it into a RayTaskError for the
     caller; while it still handles it, the worker asks `ray.util.pdb` whether to open Ray's
-    post-mortem debugger (RAY_DEBUG_POST_MORTEM) and opens it. Under `dpdb run --post-mortem`
-    those two answer for dpdb: the session opens in the worker, in the task's frames."""
+    post-mortem debugger (RAY_DEBUG_POST_MORTEM) and opens it. While dpdb wants the exceptions
+    frameworks catch (`dpdb run --post-mortem`, the hub's "uncaught exceptions" breakpoint)
+    those two answer for dpdb: the session opens in the worker, in the task's frames; else
+    Ray's own answer."""
     rpdb = sys.modules.get("ray.util.rpdb")
-    if rpdb is None:
+    if rpdb is None or getattr(rpdb, "_dpdb_post_mortem", False):
         return
-    rpdb._is_ray_debugger_post_mortem_enabled = lambda: True
-    rpdb._post_mortem = _post_mortem_of_task
+    enabled, post_mortem = rpdb._is_ray_debugger_post_mortem_enabled, rpdb._post_mortem
+    wanted = _caught_exceptions.wanted
+    rpdb._is_ray_debugger_post_mortem_enabled = lambda: wanted() or enabled()
+    rpdb._post_mortem = lambda: _post_mortem_of_task() if wanted() else post_mortem()
+    rpdb._dpdb_post_mortem = True
 
 
 def _post_mortem_of_task():

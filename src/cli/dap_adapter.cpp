@@ -159,7 +159,8 @@ void Adapter::initialize(const Json& request) {
                             {"label", "Uncaught Exceptions"},
                             {"description",
                              "A post-mortem stop where an exception would end a thread or "
-                             "process"},
+                             "process, or where a framework catches it (a request's, a task's, "
+                             "a test's: userUnhandled)"},
                             {"default", false}}})}});
 }
 

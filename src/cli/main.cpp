@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--python", run.python, "interpreter (default: the one dpdb came with)");
     run_cmd->add_option("-m", run.module, "run library module as a script");
     run_cmd->add_flag("--post-mortem", run.post_mortem,
-                      "open a post-mortem session on an uncaught exception in any process");
+                      "open a post-mortem session on an uncaught exception in any process, "
+                      "and where a framework or a process pool catches one");
     // Everything from the program on is the program's: `dpdb run prog.py --port 1` must not
     // read --port.
     run_cmd->prefix_command();

@@ -425,6 +425,38 @@ async function exceptions() {
   process.stdout.write(JSON.stringify(seen) + '\n');
 }
 
+// `uncaught` stops where a framework catches the exception too: a task that raises in a
+// ProcessPoolExecutor's worker (tests/e2e/programs/pool_raise.py), in the worker, at the raise,
+// with its locals; continued, the caller gets its exception and the job ends.
+async function caught() {
+  const dc = await connect();
+  await dc.setExceptionBreakpointsRequest({ filters: ['uncaught'] });
+  await dc.configurationDoneRequest();
+  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  process.stdout.write('attached\n');  // test_dap.py starts the job now
+  const stop = (await stopped).body;
+  assert.strictEqual(stop.reason, 'exception');
+  const threadId = stop.threadId;
+  const info = (await dc.exceptionInfoRequest({ threadId })).body;
+  assert.strictEqual(info.exceptionId, 'ZeroDivisionError');
+  assert.strictEqual(info.breakMode, 'userUnhandled');
+  assert.match(info.details.stackTrace, /in share/);
+  const frames = await topFrame(dc, threadId);
+  assert.strictEqual(frames[0].name, 'share');
+  assert.strictEqual(frames[0].line, Number(env.LINE_DIVIDE));
+  const scopes = (await dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+  const locals = (await dc.variablesRequest({ variablesReference: scopes[0].variablesReference })).body;
+  assert.strictEqual(named(locals.variables, 'rows').value, '0');
+  const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === threadId).name;
+  const exited = dc.waitForEvent('exited', TIMEOUT);
+  const terminated = dc.waitForEvent('terminated', TIMEOUT);
+  await dc.continueRequest({ threadId });
+  const exitCode = (await exited).body.exitCode;
+  await terminated;
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify({ pid: pidOf(name), exitCode }) + '\n');
+}
+
 // terminate ends the job: each process is released and sent SIGTERM through the hub; the IDE sees
 // every thread exit, then exited and terminated.
 async function terminate() {
@@ -448,7 +480,7 @@ async function terminate() {
   process.stdout.write(JSON.stringify({ pids: threads.map((t) => pidOf(t.name)) }) + '\n');
 }
 
-const scenarios = { late, shared, dies, hits, exceptions, terminate };
+const scenarios = { late, shared, dies, hits, exceptions, caught, terminate };
 (scenarios[env.SCENARIO] || main)().then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);

@@ -17,6 +17,7 @@ from conftest import DPDB, PROMPT, TIMEOUT, line_of, program, stop, wait_until
 PROGRAM = program("dap_job.py")
 SINGLE = program("dap_single.py")
 RAISE = program("dap_raise.py")
+POOL_RAISE = program("pool_raise.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
@@ -31,9 +32,11 @@ def needs_node():
 class Job:
     """A standalone hub and `dpdb run` of dap_job.py under it, with no terminal."""
 
-    def __init__(self, dpdb, start=True, script=PROGRAM, args=()):
+    def __init__(self, dpdb, start=True, script=PROGRAM, args=(), beat=True):
         self.script = script
         self.args = list(args)
+        # Whether the program takes the beat file as its first argument.
+        self.beat_argument = beat
         self.dpdb = dpdb
         self.socket = os.path.join(dpdb.root, "hub.sock")
         self.env = {"DPDB_HUB": "unix:" + self.socket}
@@ -47,7 +50,8 @@ class Job:
 
     def start(self, wait=True):
         dpdb = self.dpdb
-        self.run = subprocess.Popen([DPDB, "run", self.script, self.beat] + self.args,
+        first = [self.beat] if self.beat_argument else []
+        self.run = subprocess.Popen([DPDB, "run", self.script] + first + self.args,
                                     env=dict(dpdb.env, **self.env), cwd=dpdb.root,
                                     stdin=subprocess.DEVNULL, stdout=self.output,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -200,6 +204,23 @@ def test_exception_breakpoints_and_the_end_of_the_job(dpdb):
             # return, or the handler's line in rows().
             assert seen["afterNext"] in ("risky:%d" % line_of(RAISE, "dap: raise"),
                                          "rows:%d" % line_of(RAISE, "dap: handled")), seen
+    finally:
+        job.close()
+
+
+def test_uncaught_stops_where_a_pool_catches_the_exception(dpdb):
+    """The `uncaught` filter stops in a ProcessPoolExecutor's worker, where the pool catches a
+    task's exception to send it to the caller (debugpy's "userUnhandled"); once continued, the
+    caller gets its exception and the program ends as it would."""
+    needs_node()
+    job = Job(dpdb, start=False, script=POOL_RAISE, args=["executor", "spawn"], beat=False)
+    try:
+        seen = driven_after_the_attach(job, "caught",
+                                       LINE_DIVIDE=str(line_of(POOL_RAISE, "# line: divide")))
+        assert seen["exitCode"] == 0, seen
+        assert job.run.wait(timeout=TIMEOUT) == 0
+        job.output.seek(0)
+        assert "the caller got ZeroDivisionError" in job.output.read()
     finally:
         job.close()
 

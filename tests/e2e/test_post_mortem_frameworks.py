@@ -2,7 +2,8 @@
 werkzeug development server answers 500), a Django view's (its development server), a Celery
 task's (a prefork worker, a broker in a folder), a task's in a joblib/loky worker (sent back to
 its caller). The session opens in the process and thread that raised, in its frames, and the
-framework goes on once it is continued; with the strategy switched off, nothing opens. Real
+framework goes on once it is continued; with the strategy switched off, nothing opens. The
+hub's "uncaught exceptions" breakpoint stops there too. Real
 frameworks from PyPI: dev/test runs these in build/venv-frameworks; where the frameworks are not
 installed they skip."""
 
@@ -14,6 +15,7 @@ import pexpect
 import pytest
 
 from conftest import PROMPT, expect_all, finish, line_of, plain, program
+from test_post_mortem import hub_with
 from test_supervisors import (FRAMEWORKS, Request, end_server, free_port, send_task,
                               start_celery, stay_paused_and_answer)
 from test_supervisors import nothing_left  # noqa: F401 (autouse: no server outlives a test)
@@ -29,12 +31,12 @@ def no_post_mortem_in(run):
 # --- Flask ----------------------------------------------------------------------------------
 
 
-def start_flask(dpdb, env=None):
+def start_flask(dpdb, env=None, options=("--post-mortem",)):
     """Flask's development server (werkzeug, threaded) under `dpdb run --post-mortem`:
     (run, port)."""
     pytest.importorskip("flask")
     port = free_port()
-    run = dpdb.spawn("dpdb", "run", "--post-mortem", "-m", "flask", "--app", "wsgi_app", "run",
+    run = dpdb.spawn("dpdb", "run", *options, "-m", "flask", "--app", "wsgi_app", "run",
                      "--port", str(port), cwd=FRAMEWORKS, env=env)
     run.expect(r"Running on http://127\.0\.0\.1:%d" % port)
     return run, port
@@ -81,6 +83,19 @@ def test_without_the_flask_strategy_a_view_just_answers_500(dpdb):
     assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
     run.expect(r"ERROR in app: Exception on /ratio/5 \[GET\]")
     no_post_mortem_in(run)
+    end_server_by_signal(run)
+
+
+def test_the_hubs_uncaught_exception_breakpoint_stops_in_a_flask_view(dpdb):
+    """For a server, the exception its framework catches is the uncaught one: the hub's
+    "uncaught exceptions" breakpoint (an IDE's `uncaught` filter) stops where --post-mortem
+    would, and the request still gets its 500."""
+    env = hub_with(dpdb, "uncaught exceptions")
+    run, port = start_flask(dpdb, env=env, options=())
+    request = Request("http://127.0.0.1:%d/ratio/5" % port)
+    look_at_the_view_and_continue(run, "wsgi_app.py", "Flask")
+    answer = request.answer()
+    assert isinstance(answer, urllib.error.HTTPError) and answer.code == 500, answer
     end_server_by_signal(run)
 
 

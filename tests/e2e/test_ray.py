@@ -1,8 +1,9 @@
 """Ray under `dpdb run`: breakpoint() in a task, an actor method and an async actor opens a session
 labelled with the task, a global breakpoint by location stops in a task whose function Ray sent
 by value, and `dpdb ps` shows Ray's native processes (exec'd by the driver's children) with the
-workers below them; --post-mortem opens in the worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs the
-tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
+workers below them; --post-mortem (and the hub's "uncaught exceptions" breakpoint) opens in the
+worker whose task raised; a cluster whose head runs under `dpdb run` (`ray start --head`) debugs
+the tasks of jobs submitted to it from elsewhere. dev/test runs this in build/venv-frameworks;
 without Ray it skips."""
 
 import json
@@ -16,6 +17,7 @@ import sys
 import pytest
 
 from conftest import PROMPT, expect_all, finish, line_of, program, stop_line, wait_until
+from test_post_mortem import hub_with
 
 pytest.importorskip("ray")
 
@@ -141,10 +143,13 @@ def test_a_cluster_started_under_dpdb_debugs_the_jobs_submitted_to_it(dpdb):
         end_group(head)
 
 
-def test_post_mortem_of_a_ray_task_opens_in_its_worker(dpdb):
-    run = dpdb.spawn("dpdb", "run", "--post-mortem", program(os.path.join("frameworks",
-                                                                          "ray_fail.py")),
-                     env=ray_env(dpdb), timeout=RAY_TIMEOUT)
+@pytest.mark.parametrize("asked_by", ["--post-mortem", "the hub's uncaught exceptions"])
+def test_post_mortem_of_a_ray_task_opens_in_its_worker(dpdb, asked_by):
+    env, options = ray_env(dpdb), ["--post-mortem"]
+    if asked_by != "--post-mortem":  # what an IDE's `uncaught` filter sets
+        env, options = dict(env, **hub_with(dpdb, "uncaught exceptions")), []
+    run = dpdb.spawn("dpdb", "run", *options, program(os.path.join("frameworks", "ray_fail.py")),
+                     env=env, timeout=RAY_TIMEOUT)
     try:
         line = line_of(program(os.path.join("frameworks", "ray_fail.py")), "the task's failing")
         expect_all(run, r"ray task ratio, thread MainThread, at ray_fail.py:%d in ratio\(\)" % line,

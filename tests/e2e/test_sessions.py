@@ -7,6 +7,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 
 from conftest import DPDB, PROMPT, expect_all, finish, plain, program, stop, stop_line, wait_until
 
@@ -286,3 +288,20 @@ def test_sigterm_to_a_paused_worker_is_told_and_handled_after_continue(dpdb):
     run.expect("handler ran for SIGTERM")
     run.expect("shut down cleanly")
     finish(run)
+
+
+@pytest.mark.parametrize("command", ["up", "where"])
+def test_a_continued_session_leaves_the_frame_it_stopped_in_to_the_program(dpdb, command):
+    # pdb 3.12+ keeps $_frame in the globals of each frame selected and took it out of the
+    # last one's only (after an `up`, the frame it stopped in lived on in its module); pdb kept
+    # the selected frame's locals and bdb 3.13+ the frame last traced, in the debugger that the
+    # engine keeps for its breakpoints.
+    child = dpdb.spawn("dpdb", "run", program("released.py"))
+    child.expect(stop_line("return watched"))
+    child.expect(PROMPT)
+    child.sendline(command)
+    child.expect(r"-> watched = released_work.hold\(Resource\(\)\)")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect("resource released")
+    finish(child)
