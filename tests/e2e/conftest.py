@@ -40,8 +40,13 @@ def dpdb_executable():
 DPDB = dpdb_executable()
 
 
-def _default_sigint():
+def _as_a_foreground_job():
+    # As a shell gives a job it runs in the foreground: Ctrl-C and a hangup at their defaults. A
+    # test run started in the background by a non-interactive shell (CI's, or `dev/test &`) has
+    # SIGINT ignored, and one under nohup SIGHUP, which every program would inherit: then nothing
+    # Ctrl-C does could happen, and a program would outlive its terminal's hangup.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def program(name):
@@ -74,13 +79,10 @@ class Session:
         command = list(args)
         if command[0] == "dpdb":
             command[0] = DPDB
-        # As a shell gives a job it runs in the foreground: Ctrl-C at its default. A test run
-        # started in the background by a non-interactive shell (CI's, or `dev/test &`) has SIGINT
-        # ignored, which every program would inherit, and then nothing Ctrl-C does could happen.
         child = pexpect.spawn(command[0], command[1:], env=dict(self.env, **(env or {})),
                               cwd=cwd or self.root, encoding="utf-8", timeout=timeout,
                               dimensions=dimensions, codec_errors="replace",
-                              preexec_fn=_default_sigint)
+                              preexec_fn=_as_a_foreground_job)
         child.logfile_read = io.StringIO()  # the whole transcript, shown when a test fails
         child.name = " ".join(args)
         self.children.append(child)
@@ -125,6 +127,12 @@ class Session:
         for child in self.children:
             if child.isalive():
                 child.terminate(force=True)
+            # What it started and left in its process group (the program of a `dpdb run` killed
+            # mid-test, which a hangup would not end if it ignores SIGHUP).
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass  # all gone already
         for pid in self.strays:
             try:
                 os.kill(pid, 9)
