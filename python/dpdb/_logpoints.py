@@ -143,26 +143,26 @@ def serve(logpoints, frame):
 
 # --- the queue and its sender --------------------------------------------------------------------
 
-_lock = threading.Lock()    # the queue's bookkeeping: tokens, drops, the sender's pid
+# The tokens, the drops and whether a thread is making a message live in the agent
+# (src/agent/log_budget.hpp), where the engine reads them too: while no token is left, it drops a
+# due message itself, without calling into Python. Touched with the GIL held, so without a lock.
+_agent.log_budget_rate(_RATE)
+_lock = threading.Lock()    # the sender's pid
 _send_lock = threading.Lock()  # one sender at a time: the thread, or the exit's flush
 _queue = collections.deque()
 _wake = threading.Event()
-_tokens = _RATE
-_refilled = time.monotonic()
-_dropped = 0
-_last_drop = 0.0
 _sender_pid = None
-_making = threading.local()  # a field whose code reaches a logpoint makes no second message
 os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
                     after_in_child=_lock.release)
 
 
 def _after_fork_in_child():
-    # The parent's queue was (or will be) sent by the parent; the sender thread is not here, and
-    # it may have been sending (the send lock is not held across fork: a send may take long).
-    global _sender_pid, _dropped, _send_lock
+    # The parent's queue and drops were (or will be) sent by the parent; the sender thread is not
+    # here, and it may have been sending (the send lock is not held across fork: a send may take
+    # long).
+    global _sender_pid, _send_lock
     _queue.clear()
-    _dropped = 0
+    _agent.log_take_drops()
     _sender_pid = None
     _send_lock = threading.Lock()
 
@@ -170,34 +170,20 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _admit(now):
-    """A token for one message, or a drop counted."""
-    global _tokens, _refilled, _dropped, _last_drop
-    with _lock:
-        monotonic = time.monotonic()
-        _tokens = min(_RATE, _tokens + (monotonic - _refilled) * _RATE)
-        _refilled = monotonic
-        if _tokens >= 1 and len(_queue) < _QUEUE:
-            _tokens -= 1
-            return True
-        _dropped += 1
-        _last_drop = now
-        return False
-
-
 def emit(bp, frame, note=""):
-    if getattr(_making, "active", False):
+    # A field whose code reaches a logpoint makes no second message.
+    if _agent.log_making():
         return
     now = time.time()
-    if not _admit(now):
+    if not _agent.log_admit(len(_queue) < _QUEUE):
         if not _wake.is_set():
             _wake.set()
         return
-    _making.active = True
+    _agent.log_set_making(True)
     try:
         text = note + bp.dpdb_log.render(frame)
     finally:
-        _making.active = False
+        _agent.log_set_making(False)
     if len(text) > _TEXT_LIMIT:
         text = text[:_TEXT_LIMIT] + "…"
     thread = threading.current_thread()
@@ -232,13 +218,10 @@ def _ensure_sender():
 
 def _take_batch():
     """Up to _BATCH queued messages, and a line for the drops since the last batch."""
-    global _dropped
     batch = []
     while _queue and len(batch) < _BATCH:
         batch.append(_queue.popleft())
-    with _lock:
-        dropped, _dropped = _dropped, 0
-        when = _last_drop
+    dropped, when = _agent.log_take_drops()
     if dropped:
         batch.append({"time": when, "thread": "dpdb", "tid": 0, "dropped": dropped,
                       "text": "… %d message%s dropped" % (dropped, "" if dropped == 1 else "s")})
@@ -271,7 +254,7 @@ def _send_forever():
 
 def flush():
     """At the end of the process: what is queued goes now, within _EXIT_WAIT."""
-    if not _queue and not _dropped:
+    if not _queue and not _agent.log_drops_pending():
         return
     if not _agent.connected() and not _agent.wait_connected(_EXIT_WAIT / 2):
         return

@@ -16,6 +16,7 @@
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
+#include "agent/log_budget.hpp"
 #include "agent/own_threads.hpp"
 
 namespace nb = nanobind;
@@ -180,6 +181,15 @@ NB_MODULE(_agent, m) {
         dpdb::agent::name_own_thread(static_cast<pthread_t>(ident), role.c_str());
     });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
+    m.def("log_budget_rate", [](double per_second) { dpdb::agent::log_budget_rate(per_second); });
+    m.def("log_admit", [](bool room) { return dpdb::agent::log_admit(room); });
+    m.def("log_take_drops", [] { return dpdb::agent::log_take_drops(); });
+    m.def("log_drops_pending", [] { return dpdb::agent::log_drops_pending(); });
+    m.def("log_set_making", [](bool on) { dpdb::agent::log_set_making(on); });
+    m.def("log_making", [] { return dpdb::agent::log_budget_table()->making(); });
+    // For the engine: the same budget, without a Python call per hit.
+    m.attr("log_budget") =
+        nb::capsule(dpdb::agent::log_budget_table(), dpdb::agent::kLogBudgetCapsule);
     m.def("after_fork_in_child",
           [&link](const std::string& proc_json) { link.after_fork_in_child(proc_json); });
 }

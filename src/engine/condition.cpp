@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "agent/log_budget.hpp"
 #include "engine/condition_eval.hpp"
 #include "engine/condition_fast.hpp"
 #include "engine/engine.hpp"
@@ -340,6 +341,41 @@ Answer all_false(Fields* fields, Py_ssize_t n, Truth&& truth) {
     return Answer::kNoStop;
 }
 
+// The agent's logpoint budget (agent/log_budget.hpp), or null where dpdb._agent is not there.
+const agent::LogBudget* log_budget() {
+    static const agent::LogBudget* budget = [] {
+        auto* found =
+            static_cast<const agent::LogBudget*>(PyCapsule_Import(agent::kLogBudgetCapsule, 0));
+        if (!found) PyErr_Clear();
+        return found;
+    }();
+    return budget;
+}
+
+// A line of logpoints only, while no message can be made (no token left): python/dpdb/
+// _logpoints.py's serve() would count each enabled one's hit, run its condition, its ignore count,
+// and drop the message of each due one (a condition that raises makes it due). The engine does the
+// same without bdb and without a Python call of its own. kBdb, with nothing run or changed, where
+// serving could make a message (a token is there, or this thread is making one) or the line holds
+// another breakpoint.
+template <typename Truth>
+Answer all_dropped(Fields* fields, Py_ssize_t n, Truth&& truth) {
+    const agent::LogBudget* budget = log_budget();
+    if (!budget || budget->making() || budget->has_token()) return Answer::kBdb;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (fields[i].enabled && !fields[i].logpoint) return Answer::kBdb;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        Fields& bp = fields[i];
+        if (!bp.enabled) continue;
+        bp.add(g_names.hits, 1);
+        if ((bp.has_cond && truth(bp) == 0) || bp.ignored()) continue;
+        budget->drop();
+        ++state().logpoints_dropped;
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    return Answer::kNoStop;
+}
+
 // bdb.effective(file, line, frame) for a line whose breakpoints all have no function name, some
 // a condition the engine can evaluate: kStop with the breakpoint and effective()'s flag, or
 // kNoStop, with hits and ignore counts changed as effective() changes them. kBdb, with nothing
@@ -375,7 +411,7 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
         any_log |= bp.logpoint;
     }
     // Plain breakpoints only: nothing to gain, bdb decides as ever.
-    if (!any_cond) return Answer::kBdb;
+    if (!any_cond && !any_log) return Answer::kBdb;
     // The snapshots are the line's for this generation: another thread that runs a condition
     // meanwhile may start a new one.
     const std::uint64_t epoch = info->conditions->epoch;
@@ -385,7 +421,10 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
             for (Py_ssize_t i = 0; i < n; ++i) fields[i].snap = nullptr;
         return value;
     };
-    if (any_log) return all_false(fields, n, truth);
+    if (any_log) {
+        const Answer dropped = all_dropped(fields, n, truth);
+        return dropped != Answer::kBdb || !any_cond ? dropped : all_false(fields, n, truth);
+    }
     Answer answer = Answer::kNoStop;
     for (Py_ssize_t i = 0; answer == Answer::kNoStop && i < n; ++i) {
         Fields& bp = fields[i];

@@ -137,6 +137,8 @@ struct State {
     // Of those, the ones a patched tail's guard answered without calling its check (3.9-3.11,
     // condition_guard.hpp).
     std::uint64_t conditions_guarded = 0;
+    // Logpoint messages the engine dropped itself, no token being left (condition.cpp).
+    std::uint64_t logpoints_dropped = 0;
 };
 
 // One per process, touched only with the GIL held. A plain global rather than a function-local

@@ -99,6 +99,7 @@ NB_MODULE(_engine_native, m) {
         d["conditions_false"] = st.conditions_false;
         d["conditions_in_c"] = st.conditions_in_c;
         d["conditions_guarded"] = st.conditions_guarded;
+        d["logpoints_dropped"] = st.logpoints_dropped;
         return d;
     });
 }

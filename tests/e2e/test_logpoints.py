@@ -176,6 +176,9 @@ def test_a_flood_drops_with_a_count_and_the_program_runs_on(dpdb):
     assert added.returncode == 0 and "armed in 1 process" in added.stdout, added.stdout
     open(go, "w").close()
     run.expect("flood done %d" % sum(range(rounds)), timeout=120)
+    # Beyond the rate, the engine drops a due message itself, without a call into Python.
+    run.expect(r"engine drops (\d+)")
+    assert int(run.match.group(1)) > 0
     messages = []
 
     def counted():
