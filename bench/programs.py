@@ -319,16 +319,15 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="rounds per cell (median)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="bare run time each program is sized to (default 1)")
+    for option, known in (("--programs", list(PROGRAMS)), ("--configs", CONFIGS)):
+        parser.add_argument(option, type=lambda text, known=known: overhead.names(text, known),
+                            default=known, help="comma-separated, of %s (default all)" % (
+                                ", ".join(known)))
     parser.add_argument("--engine", default="native",
                         help="DPDB_ENGINE for dpdb_cond, comma-separated for a row each "
                              "(default native)")
-    parser.add_argument("--programs", type=lambda t: overhead.names(t, list(PROGRAMS)),
-                        default=list(PROGRAMS),
-                        help="comma-separated, of %s (default all)" % ", ".join(PROGRAMS))
-    parser.add_argument("--configs", type=lambda t: overhead.names(t, CONFIGS), default=CONFIGS,
-                        help="comma-separated, of %s (default both)" % ", ".join(CONFIGS))
-    parser.add_argument("--seconds", type=float, default=1.0,
-                        help="bare run time each program is sized to (default 1)")
     parser.add_argument("interpreters", nargs="*", default=[sys.executable])
     args = parser.parse_args()
     benchmarks = sources()
