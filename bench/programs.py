@@ -101,7 +101,7 @@ def load(benchmarks, name):
     """The program's module, imported as a module (its `__main__` part, pyperf's runner, not run)."""
     stand_in = types.ModuleType("pyperf", "stand-in: perf_counter only (see bench/programs.py)")
     stand_in.perf_counter = time.perf_counter
-    sys.modules.setdefault("pyperf", stand_in)
+    sys.modules["pyperf"] = stand_in
     path = os.path.join(benchmarks, "bm_" + name, "run_benchmark.py")
     spec = importlib.util.spec_from_file_location("bm_" + name, path)
     module = importlib.util.module_from_spec(spec)
