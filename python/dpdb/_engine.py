@@ -37,6 +37,9 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     (cond)``) and the hits of a false one written to the Breakpoint at every hit, instead of
     simple conditions (comparisons of variables and constants, ``and``/``or``/``not``) answered
     in C and the hits counted in C until bdb or pdb looks;
+``noguard``
+    3.9-3.11 only: ``native`` with every compiled-in check called at every hit of its line,
+    instead of skipped without a call while the line's conditions are known false in C;
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
@@ -74,9 +77,9 @@ __all__ = [
     "resolve_breakpoint_arg",
 ]
 
-STRATEGIES = ("native", "nocond", "condpy", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
+STRATEGIES = ("native", "nocond", "condpy", "noguard", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
-LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
+LEGACY_STRATEGIES = ("noguard", "noswap", "gate", "tracer")
 MONITORING_STRATEGIES = ("noscan", "nosuper")
 
 try:
@@ -195,13 +198,15 @@ def _ensure_initialised(strategy):
             # bdb.Bdb.break_here calls it by its global name, dpdb's Debugger as bdb.effective.
             bdb.effective = _effective
             _initialised = True
-        _native.allow(gate=strategy in ("native", "nocond", "condpy", "noswap", "gate"),
-                      patch=strategy in ("native", "nocond", "condpy", "noswap"),
-                      swap=strategy in ("native", "nocond", "condpy"),
-                      scan=strategy in ("native", "nocond", "condpy", "nosuper"),
-                      superinstructions=strategy in ("native", "nocond", "condpy", "noscan"),
+        full = ("native", "nocond", "condpy", "noguard")
+        _native.allow(gate=strategy in full + ("noswap", "gate"),
+                      patch=strategy in full + ("noswap",),
+                      swap=strategy in full,
+                      scan=strategy in full + ("nosuper",),
+                      superinstructions=strategy in full + ("noscan",),
                       conditions=strategy != "nocond",
-                      fast_conditions=strategy not in ("nocond", "condpy"))
+                      fast_conditions=strategy not in ("nocond", "condpy"),
+                      guard=strategy != "noguard")
         _watch_bplist()
 
 

@@ -285,6 +285,7 @@ int opcodes_init() {
         g_op.jump_backward = number("JUMP_BACKWARD");
         g_op.return_generator = number("RETURN_GENERATOR");
         g_op.gen_start = number("GEN_START");
+        g_op.pop_jump_if_false = number(kPy311 ? "POP_JUMP_FORWARD_IF_FALSE" : "POP_JUMP_IF_FALSE");
         mark(hasjrel, kRelJump);
         mark(hasjabs, kAbsJump);
         for (const char* name : {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
@@ -308,7 +309,7 @@ int opcodes_init() {
             }
         }
         bool complete = g_op.extended_arg >= 0 && g_op.nop >= 0 && g_op.load_const >= 0 &&
-                        g_op.pop_top >= 0 &&
+                        g_op.pop_top >= 0 && g_op.pop_jump_if_false >= 0 &&
                         (kPy311 ? g_op.push_null >= 0 && g_op.precall >= 0 && g_op.call >= 0 &&
                                       g_op.jump_forward >= 0 && g_op.jump_backward >= 0
                                 : g_op.call_function >= 0 && g_op.jump_absolute >= 0);

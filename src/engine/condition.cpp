@@ -472,6 +472,18 @@ bool conditions_false_running(PyObject* code, CodeInfo* info, int line) {
 }
 #endif
 
+bool conditions_false_known(const FrameView& view, CodeInfo* info, int line) {
+    if (!g_allowed || !info->conditions) return false;
+    ConditionCache& cache = *info->conditions;
+    if (cache.generation != state().generation) return false;
+    ConditionLine* at = cache.last && cache.last->line == line ? cache.last : nullptr;
+    for (auto it = cache.lines.begin(); !at && it != cache.lines.end(); ++it)
+        if (it->line == line) at = &*it;
+    if (!at || !all_false_in_c(view, *at)) return false;
+    ++state().conditions_false;
+    return true;
+}
+
 void conditions_forget() {
     Py_CLEAR(t_verdict.frame);
     Py_CLEAR(t_verdict.bp);

@@ -123,6 +123,14 @@ void conditions_allow(bool on);
 // with no exception set (as at every line event).
 bool conditions_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, int line);
 
+// The same from what the engine knows already, for `info`'s code running in `view`: true when
+// this generation's snapshots of the line's breakpoints are current and every enabled one has a
+// condition answered in C and false there (its hit counted); false, with nothing changed, for
+// anything else. No Python code runs and no attribute is read: a patched tail's guard asks it
+// (condition_guard.hpp).
+struct FrameView;  // condition_eval.hpp
+bool conditions_false_known(const FrameView& view, CodeInfo* info, int line);
+
 // The verdict kept for bdb, as bdb.effective(file, line, frame) returns it, if it is for this
 // frame and line (then it is given once), else None. New reference.
 PyObject* take_verdict(PyObject* frame, int line);

@@ -1,5 +1,9 @@
 #include "engine/condition_fast.hpp"
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h>  // PyLongObject's digits: 3.11+ has them in Python.h
+#endif
+
 #include <cstring>
 #include <string>
 
@@ -200,6 +204,14 @@ bool small_int(PyObject* o, long* value) {
     *value = static_cast<long>(PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o)));
     return true;
 #else
+    // One digit or none, the common case, read as 3.12's compact value is; else CPython's own.
+    const Py_ssize_t size = Py_SIZE(o);
+    if (size >= -1 && size <= 1) {
+        const long digit =
+            size ? static_cast<long>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]) : 0;
+        *value = size < 0 ? -digit : digit;
+        return true;
+    }
     int overflow = 0;
     *value = PyLong_AsLongAndOverflow(o, &overflow);
     return !overflow;

@@ -134,6 +134,9 @@ struct State {
     // Of those, the ones answered in C with no Python run and the hits counted in C
     // (condition_fast.hpp).
     std::uint64_t conditions_in_c = 0;
+    // Of those, the ones a patched tail's guard answered without calling its check (3.9-3.11,
+    // condition_guard.hpp).
+    std::uint64_t conditions_guarded = 0;
 };
 
 // One per process, touched only with the GIL held. A plain global rather than a function-local
@@ -216,6 +219,8 @@ struct Mechanisms {
     bool superinstructions = true;
     // Breakpoint conditions evaluated by the engine (condition.hpp), not by bdb.
     bool conditions = true;
+    // 3.9-3.11: each compiled-in check asks its line's guard first (condition_guard.hpp).
+    bool guard = true;
 };
 void backend_allow(const Mechanisms& allowed);
 // The builtin that patched code calls (3.9-3.11), created on first use; null elsewhere.

@@ -49,13 +49,15 @@ NB_MODULE(_engine_native, m) {
     m.def(
         "allow",
         [](bool gate, bool patch, bool swap, bool scan, bool superinstructions, bool conditions,
-           bool fast_conditions) {
-            backend_allow(Mechanisms{gate, patch, swap, scan, superinstructions, conditions});
+           bool fast_conditions, bool guard) {
+            backend_allow(
+                Mechanisms{gate, patch, swap, scan, superinstructions, conditions, guard});
             conditions_allow(conditions);
             fast_conditions_allow(fast_conditions);
         },
         nb::kw_only(), nb::arg("gate"), nb::arg("patch"), nb::arg("swap"), nb::arg("scan"),
         nb::arg("superinstructions"), nb::arg("conditions"), nb::arg("fast_conditions") = true,
+        nb::arg("guard") = true,
         "What the strategy lets the engine use. 3.9-3.11: the PEP 523 gate in front of the C "
         "tracer, behind it the breakpoint checks compiled into the bytecode, and (3.11) swap "
         "mode: functions given the patched code, with no evaluator installed while that is safe. "
@@ -64,7 +66,9 @@ NB_MODULE(_engine_native, m) {
         "sys.monitoring took out of a code object put back once its events are off. conditions: "
         "breakpoint conditions evaluated in the frame by the engine, bdb hearing of a line only "
         "when one is true or raises. fast_conditions: simple conditions answered in C without a "
-        "Python call, and the hits of a false one counted in C until bdb looks.");
+        "Python call, and the hits of a false one counted in C until bdb looks. guard (3.9-3.11): "
+        "the compiled-in check skipped, without a call, while the line's conditions are known "
+        "false.");
     m.def(
         "flush_hits", []() { conditions_flush_hits(); },
         "Writes to bdb's Breakpoints the hits of false conditions the engine counted in C: "
@@ -94,6 +98,7 @@ NB_MODULE(_engine_native, m) {
         d["superinstructions"] = st.superinstructions;
         d["conditions_false"] = st.conditions_false;
         d["conditions_in_c"] = st.conditions_in_c;
+        d["conditions_guarded"] = st.conditions_guarded;
         return d;
     });
 }

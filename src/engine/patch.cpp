@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/bytecode.hpp"
+#include "engine/condition_guard.hpp"
 
 namespace dpdb::engine {
 namespace {
@@ -46,6 +47,24 @@ void emit_call(std::string& out, int const_index) {
         emit(out, g_op.call, 0);
     } else {
         emit(out, g_op.call_function, 0);
+    }
+}
+
+// The tail's guard (condition_guard.hpp), at co_consts[const_index]: when false, the jump over
+// the next `skipped` code units (the checker call and its POP_TOP).
+void emit_guard(std::string& out, int const_index, int skipped) {
+    emit(out, g_op.load_const, const_index);
+    if (kPy311) {
+        emit(out, g_op.pop_jump_if_false, skipped);
+        return;
+    }
+    const int here = units_of(out);
+    for (int n = 1; n <= 4; ++n) {
+        long target = here + n + skipped;
+        if (arg_units(kPy39 ? 2 * target : target) <= n) {
+            emit(out, g_op.pop_jump_if_false, kPy39 ? 2 * target : target, n);
+            return;
+        }
     }
 }
 
@@ -256,6 +275,8 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     emit_call(probe, const_index);
     emit(probe, g_op.pop_top, 0);
     const int call_units = units_of(probe) - 1;  // POP_TOP follows the call
+    const bool guarded = condition_guard_allowed();
+    constexpr int kGuardUnits = 8;  // at most: LOAD_CONST and the jump, each with prefixes
     // The jump at a site must reach any tail: size it for the longest code this can make.
     int width = 1;
     std::vector<Site> sites;
@@ -297,7 +318,8 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         std::sort(sites.begin(), sites.end(),
                   [](const Site& a, const Site& b) { return a.start < b.start; });
         long longest = d.units;
-        for (const Site& s : sites) longest += call_units + 1 + (s.end - s.start) + 4;
+        for (const Site& s : sites)
+            longest += (guarded ? kGuardUnits : 0) + call_units + 1 + (s.end - s.start) + 4;
         int needed = arg_units(kPy39 ? 2 * longest : longest);
         settled = needed <= width;
         width = std::max(width, needed);
@@ -307,8 +329,10 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     std::string out = d.bytes;
     std::string lines_table = d.lines_table;
     std::string exception_table = d.exception_table;
-    for (Site& s : sites) {
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+        Site& s = sites[i];
         s.tail_start = units_of(out);
+        if (guarded) emit_guard(out, const_index + 1 + static_cast<int>(i), call_units + 1);
         emit_call(out, const_index);
         s.after_call = units_of(out);
         emit(out, g_op.pop_top, 0);
@@ -330,8 +354,9 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     }
     append_line_entries(d, lines_table, sites);
 
+    const auto guards = guarded ? static_cast<Py_ssize_t>(sites.size()) : 0;
     PyObject* kwargs = PyDict_New();
-    PyObject* extended = PyTuple_New(const_index + 1);
+    PyObject* extended = PyTuple_New(const_index + 1 + guards);
     if (!kwargs || !extended) {
         Py_XDECREF(kwargs);
         Py_XDECREF(extended);
@@ -343,7 +368,13 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     }
     Py_INCREF(g_checker);
     PyTuple_SET_ITEM(extended, const_index, g_checker);
-    int rc = PyDict_SetItemString(kwargs, "co_consts", extended);
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < guards; ++i) {
+        PyObject* guard = new_condition_guard(sites[i].line);
+        if (!guard) rc = -1;
+        PyTuple_SET_ITEM(extended, const_index + 1 + i, guard);  // a null slot is never read
+    }
+    if (rc == 0) rc = PyDict_SetItemString(kwargs, "co_consts", extended);
     Py_DECREF(extended);
     auto set_bytes = [&](const char* name, const std::string& value) {
         if (rc < 0) return;

@@ -2,10 +2,12 @@
 // holding a breakpoint runs untraced until the breakpoint line actually runs.
 //
 // Every original offset is kept: the first instruction(s) of each breakpoint line become a jump to
-// a tail appended after the code; the tail calls the checker builtin, runs the displaced
-// instructions and jumps back. The block stack (3.9/3.10) and the exception table (3.11) stay
-// valid, frames can switch between the original and the patched code wherever they are outside
-// the displaced spans, and the tail maps to the breakpoint line in the line table.
+// a tail appended after the code; the tail asks its guard (condition_guard.hpp), calls the
+// checker builtin unless the guard says the line's conditions are all false, runs the displaced
+// instructions and jumps back. co_consts gain the checker, then one guard per site. The block stack
+// (3.9/3.10) and the exception table (3.11) stay valid, frames can switch between the original and
+// the patched code wherever they are outside the displaced spans, and the tail maps to the
+// breakpoint line in the line table.
 #pragma once
 
 #include <Python.h>

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/condition_guard.hpp"
 #include "engine/engine.hpp"
 #include "engine/legacy.hpp"
 #include "engine/patch.hpp"
@@ -253,7 +254,9 @@ void forget_copies() {
 // original.
 int adopt_derived(PyObject* code, CodeInfo* info) {
     PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
-    const Py_ssize_t n = PyTuple_GET_SIZE(consts);
+    // A patched copy's co_consts end with the checker and then its guards (patch.hpp).
+    Py_ssize_t n = PyTuple_GET_SIZE(consts);
+    while (n > 0 && is_condition_guard(PyTuple_GET_ITEM(consts, n - 1))) --n;
     if (n == 0 || PyTuple_GET_ITEM(consts, n - 1) != g_checker) return 0;
     PyObject* bytes = PyObject_GetAttrString(code, "co_code");
     if (!bytes) return -1;

@@ -9,6 +9,7 @@
 
 #if PY_VERSION_HEX < 0x030C0000
 
+#include "engine/condition_guard.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
 #include "engine/legacy.hpp"
@@ -169,12 +170,14 @@ int backend_init() {
 #if PY_VERSION_HEX >= 0x030B0000
     swap_init();
 #endif
+    if (condition_guard_init() < 0) return -1;
     return patch_init(g_checker);
 }
 
 void backend_allow(const Mechanisms& allowed) {
     g_gate_allowed = allowed.gate;
     g_patch_allowed = allowed.gate && allowed.patch;
+    condition_guard_allow(allowed.guard);
 #if PY_VERSION_HEX >= 0x030B0000
     swap_allow(g_patch_allowed && allowed.swap);
 #endif

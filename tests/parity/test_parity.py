@@ -200,7 +200,7 @@ SCENARIOS = {
     ]),
 }
 
-MODES = ["native", "nocond", "condpy", "bdb"] + (["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
+MODES = ["native", "nocond", "condpy", "bdb"] + (["noguard", "noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
                              ["noscan", "nosuper"])
 
 

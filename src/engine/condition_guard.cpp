@@ -1,0 +1,95 @@
+#include "engine/condition_guard.hpp"
+
+#if PY_VERSION_HEX < 0x030C0000
+
+#include "engine/condition.hpp"
+#include "engine/condition_eval.hpp"
+#include "engine/legacy.hpp"
+
+namespace dpdb::engine {
+namespace {
+
+bool g_allowed = true;
+
+struct Guard {
+    PyObject_HEAD int line;
+};
+
+// 1 (call the check) or 0 (every condition of the line false, its hit counted).
+int guard_truth(PyObject* self) {
+    const int line = reinterpret_cast<Guard*>(self)->line;
+    PyThreadState* ts = PyThreadState_Get();
+    // What the check would leave to a trap or to a tracer's line event, it is given.
+    if (!state().armed || state().any_nontrivial || ts->tracing || ts->c_tracefunc ||
+        t_switching_trace)
+        return 1;
+#if PY_VERSION_HEX >= 0x030B0000
+    EvalFrame running = ts->cframe->current_frame;
+    if (!running) return 1;
+    PyObject* code = eval_code(running);
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return 1;
+    PyFrameObject* frame = eval_frame_object(running);  // null until something made it
+    const FrameView view{iframe(running)->localsplus, iframe(running)->f_globals, nullptr};
+#else
+    PyFrameObject* frame = ts->frame;
+    if (!frame) return 1;
+    PyObject* code = reinterpret_cast<PyObject*>(frame->f_code);
+    const FrameView view{frame_localsplus(frame), frame->f_globals, frame};
+#endif
+    // A line event the engine delivered there already (a trap sprung, the frame resumed at the
+    // line's start): the check that follows knows not to repeat it.
+    if (frame && g_seen.frame == frame) return 1;
+    // The line's breakpoints as the check last found them this generation: a line of none is
+    // not among them.
+    CodeInfo* info = known_code_info(code);
+    if (!info || !info->patch) return 1;
+    if (!conditions_false_known(view, info, line)) return 1;
+    ++state().conditions_guarded;
+    return 0;
+}
+
+void guard_dealloc(PyObject* self) {
+    PyTypeObject* type = Py_TYPE(self);
+    type->tp_free(self);
+    Py_DECREF(type);  // instances of a heap type hold it
+}
+
+PyType_Slot g_slots[] = {
+    {Py_nb_bool, reinterpret_cast<void*>(guard_truth)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(guard_dealloc)},
+    {Py_tp_doc,
+     const_cast<char*>("The truth of a breakpoint line's conditions, asked by patched code.")},
+    {0, nullptr},
+};
+PyType_Spec g_spec = {"dpdb._engine_native.ConditionGuard", sizeof(Guard), 0, Py_TPFLAGS_DEFAULT,
+                      g_slots};
+PyTypeObject* g_type = nullptr;  // strong, for the process's life
+
+}  // namespace
+
+int condition_guard_init() {
+    if (!g_type) g_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&g_spec));
+    return g_type ? 0 : -1;
+}
+
+void condition_guard_allow(bool on) {
+    g_allowed = on;
+}
+
+bool condition_guard_allowed() {
+    return g_allowed;
+}
+
+PyObject* new_condition_guard(int line) {
+    Guard* guard = PyObject_New(Guard, g_type);
+    if (guard) guard->line = line;
+    return reinterpret_cast<PyObject*>(guard);
+}
+
+bool is_condition_guard(PyObject* object) {
+    return g_type && Py_TYPE(object) == g_type;
+}
+
+}  // namespace dpdb::engine
+
+#endif
