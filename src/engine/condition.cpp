@@ -23,7 +23,7 @@ struct Names {
     PyObject* dpdb_log;
 };
 Names g_names{};
-// What a snapshot compares by identity (3.13), in BreakpointSnapshot::seen's order.
+// What a snapshot compares by identity (3.14+), in BreakpointSnapshot::seen's order.
 PyObject* g_seen_names[BreakpointSnapshot::kSeen];
 
 bool ensure_names() {
@@ -69,9 +69,11 @@ ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     return at;
 }
 
-#if PY_VERSION_HEX < 0x030D0000
-// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there):
-// it covers every field, hits included.
+#if PY_VERSION_HEX < 0x030E0000
+// The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there
+// and in 3.13): it covers every field, hits included. 3.13 changes no tag where an instance's
+// attributes live in its inline values, even once a dict is made for them (it shares them), so
+// there a breakpoint is given a dict of its own (dict_of).
 constexpr bool kVersionTags = true;
 std::uint64_t dict_version(PyObject* dict) {
 #pragma GCC diagnostic push
@@ -83,9 +85,8 @@ bool unchanged(const BreakpointSnapshot* snap) {
     return dict_version(snap->dict) == snap->version;
 }
 #else
-// 3.13 leaves the tag (and dict watchers) alone where an instance's attributes live in its inline
-// values, with or without a dict object: a snapshot is current while the objects effective()
-// reads (enabled, funcname, cond, dpdb_log) are the same objects; hits are read at every change.
+// 3.14 has no version tag: a snapshot is current while the objects effective() reads (enabled,
+// funcname, cond, dpdb_log) are the same objects; hits are read at every change. Untested here.
 constexpr bool kVersionTags = false;
 std::uint64_t dict_version(PyObject*) {
     return 0;
@@ -169,6 +170,21 @@ PyObject* dict_of(PyObject* bp) {
     if (Py_TYPE(bp) != reinterpret_cast<PyTypeObject*>(state().breakpoint_class)) return nullptr;
     PyObject* dict = PyObject_GenericGetDict(bp, nullptr);
     if (!dict) PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030E0000
+    // A dict sharing the inline values (above): `bp.__dict__ = <a copy>` (the type's own
+    // descriptor, which retires the inline values) makes every later change go through the copy.
+    if (dict && reinterpret_cast<PyDictObject*>(dict)->ma_values) {
+        PyObject* own = PyDict_New();
+        const bool moved = own && PyDict_Update(own, dict) == 0 &&
+                           PyObject_SetAttrString(bp, "__dict__", own) == 0;
+        Py_DECREF(dict);
+        dict = moved ? own : nullptr;
+        if (!moved) {
+            Py_XDECREF(own);
+            PyErr_Clear();  // no dict: no snapshot, every hit reads the attributes
+        }
+    }
+#endif
     return dict;
 }
 

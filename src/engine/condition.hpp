@@ -59,7 +59,7 @@ struct ConditionSlots {
 };
 // What bdb.effective() reads of one bdb.Breakpoint, as of one version of its instance dict: read
 // again whenever anything changed the dict (`condition`, `ignore`, `enable`, a hit counted by bdb;
-// 3.13: whenever what it read there is no longer the same object).
+// 3.14+: whenever what it read there is no longer the same object).
 struct BreakpointSnapshot {
     PyObject* bp = nullptr;    // strong
     PyObject* dict = nullptr;  // strong
@@ -77,7 +77,7 @@ struct BreakpointSnapshot {
     // written to `hits`, until bdb or pdb looks (conditions_flush_hits) or this is dropped.
     const ConditionSlots* slots = nullptr;
     std::uint64_t pending = 0;
-    // 3.13: enabled, funcname, cond and dpdb_log as read (strong, null where missing): the
+    // 3.14+: enabled, funcname, cond and dpdb_log as read (strong, null where missing): the
     // snapshot holds while the dict holds these same objects.
     static constexpr int kSeen = 4;
     PyObject* seen[kSeen] = {};
