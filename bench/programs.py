@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""A condition never true on the hottest line of real programs: pdb against dpdb's engine.
+
+usage: python bench/programs.py [--runs N] [--engine STRATEGY[,STRATEGY...]] [--programs P,...]
+                                [--configs C,...] [--seconds S] [INTERPRETER[=PYTHONPATH] ...]
+
+The programs are six of the pyperformance suite (richards, deltablue, raytrace, nbody, go, float),
+as issue 13 tried them: their sources come from the pyperformance wheel (PYPERFORMANCE below,
+downloaded with pip into build/bench-cache once, then reused), each program's
+data-files/benchmarks/bm_<name>/run_benchmark.py imported as a module and its workload function
+called directly (PROGRAMS below), without pyperf's runner.
+
+Those files `import pyperf` unguarded at the top, and nbody's and raytrace's workload functions
+read `pyperf.perf_counter()`; the rest of pyperf is used only under `if __name__ == "__main__"`.
+So instead of installing pyperf into the interpreters measured, each child puts a stand-in
+module `pyperf` into sys.modules holding only `perf_counter` (time.perf_counter): a stand-in for
+the benchmark's own clock, which the table does not use (it times the process CPU time itself).
+
+For every program, a short profiling run (sys.settrace in a child process of the first
+interpreter, at the program's smallest size) counts the line events in the program's file; the
+hottest line is the most-run line where a statement starts. A second traced run picks a local
+variable the line reads (not `self`, where there is another) and a condition on it that was never
+true there: `VAR == -12345` when every value seen was a number, else `VAR is None`.
+
+Then for every interpreter and program, in fresh processes (time = the process CPU time of the
+workload), each paired with a bare run (no debugger) of the same size in the same round:
+
+  pdb_cond    pdb.Pdb, a breakpoint on the hottest line with the condition
+  dpdb_cond   NativeEngineMixin + pdb.Pdb (DPDB_ENGINE=native, or --engine), the same breakpoint
+
+once with the condition `0 > 1` and once with the variable's condition. Each debugger stops
+once right after set_trace() and continues at once, as a user typing 'c' would. The table shows
+the median ratio over N rounds. pdb runs 1/overhead.PDB_REDUCTION of the size (else minutes per
+run), marked *: its ratio is against a bare run of that reduced size. A child whose debugger
+stopped again (the condition was true) or whose breakpoint counted no hit fails the benchmark.
+
+PYTHONPATH after '=' is where that interpreter finds a dpdb package with its engine built (none
+needed for a venv with dpdb installed). --seconds sizes each program to about that bare.
+"""
+import argparse
+import ast
+import collections
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import types
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import overhead  # noqa: E402  (bench/ is not a package)
+
+PYPERFORMANCE = "1.11.0"
+CACHE = os.path.join(os.path.dirname(HERE), "build", "bench-cache")
+CONFIGS = ["pdb_cond", "dpdb_cond"]
+NEVER = "0 > 1"
+
+
+def go_games(module, size):
+    # versus_cpu() is one move of the computer, GAMES random playouts deep.
+    module.GAMES = size
+    module.versus_cpu()
+
+
+# name: (run `size` of it, the smallest size, about 5-50 ms bare on 3.12)
+PROGRAMS = {
+    "richards": (lambda module, size: module.Richards().run(size), 1),  # iterations
+    "deltablue": (lambda module, size: [module.delta_blue(100) for _ in range(size)], 4),
+    "raytrace": (lambda module, size: module.bench_raytrace(1, 100, size, None), 10),  # rows
+    "nbody": (lambda module, size: module.bench_nbody(1, "sun", size), 5000),  # advance() steps
+    "go": (go_games, 20),
+    "float": (lambda module, size: module.benchmark(size), 20000),  # points
+}
+
+
+def sources(cache=CACHE):
+    """The folder holding bm_<name>/run_benchmark.py, downloaded and unpacked on first use."""
+    unpacked = os.path.join(cache, "pyperformance-" + PYPERFORMANCE)
+    benchmarks = os.path.join(unpacked, "pyperformance", "data-files", "benchmarks")
+    if os.path.isdir(benchmarks):
+        return benchmarks
+    os.makedirs(cache, exist_ok=True)
+    wheel = os.path.join(cache, "pyperformance-%s-py3-none-any.whl" % PYPERFORMANCE)
+    if not os.path.exists(wheel):
+        print("downloading pyperformance %s into %s" % (PYPERFORMANCE, cache), file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        "--only-binary", ":all:", "-d", cache, "pyperformance==" + PYPERFORMANCE],
+                       check=True)
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(unpacked + ".part")
+    os.rename(unpacked + ".part", unpacked)
+    return benchmarks
+
+
+def load(benchmarks, name):
+    """The program's module, imported as a module (its `__main__` part, pyperf's runner, not run)."""
+    stand_in = types.ModuleType("pyperf", "stand-in: perf_counter only (see bench/programs.py)")
+    stand_in.perf_counter = time.perf_counter
+    sys.modules["pyperf"] = stand_in
+    path = os.path.join(benchmarks, "bm_" + name, "run_benchmark.py")
+    spec = importlib.util.spec_from_file_location("bm_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def traced(module, name, size, local):
+    """Runs the program with `local` as the trace function of the frames of its own file."""
+    path = module.__file__
+    sys.settrace(lambda frame, event, arg: local if frame.f_code.co_filename == path else None)
+    try:
+        PROGRAMS[name][0](module, size)
+    finally:
+        sys.settrace(None)
+
+
+def statement_lines(tree):
+    """{line: the statement starting there}, definitions left out (their lines run once)."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.lineno, node)
+    return found
+
+
+def header_nodes(statement):
+    """The nodes of the statement but those of the statements it holds (a loop's body...)."""
+    for field, value in ast.iter_fields(statement):
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.AST) and not isinstance(child, (ast.stmt, ast.excepthandler)):
+                yield from ast.walk(child)
+
+
+def equal(value, number):
+    """Whether `value == number` would be true, or raise (some __eq__ read the other's fields)."""
+    try:
+        return bool(value == number)
+    except Exception:
+        return True
+
+
+def condition_on(module, name, line, statement):
+    """The condition on a local the line reads that was never true at any run of the line."""
+    names = []
+    for node in header_nodes(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    names.sort(key=lambda variable: variable == "self")
+    # per variable, how often it was: unbound, bound (runs), not a number, None, == -12345 (or
+    # raising there)
+    seen = collections.defaultdict(collections.Counter)
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == line:
+            code = frame.f_code
+            values = frame.f_locals
+            for variable in names:
+                kinds = seen[variable]
+                if variable not in code.co_varnames + code.co_cellvars + code.co_freevars or (
+                        variable not in values):
+                    kinds["unbound"] += 1
+                    continue
+                value = values[variable]
+                kinds["runs"] += 1
+                kinds["other"] += type(value) not in (int, float)
+                kinds["none"] += value is None
+                kinds["equal"] += equal(value, -12345)
+        return local
+
+    traced(module, name, PROGRAMS[name][1], local)
+    for variable in names:
+        kinds = seen[variable]
+        if kinds["unbound"] or not kinds["runs"]:
+            continue  # a global, or not always bound there
+        if kinds["other"] and not kinds["none"]:
+            return "%s is None" % variable
+        if not kinds["equal"]:
+            return "%s == -12345" % variable
+    return None
+
+
+def profile(benchmarks, name):
+    """The hottest line of the program's file and a realistic never-true condition there."""
+    module = load(benchmarks, name)
+    size = PROGRAMS[name][1]
+    counts = collections.Counter()
+
+    def local(frame, event, arg):
+        if event == "line":
+            counts[frame.f_lineno] += 1
+        return local
+
+    traced(module, name, size, local)
+    with open(module.__file__) as f:
+        text = f.read()
+    statements = statement_lines(ast.parse(text))
+    line, hits = max(((line, hits) for line, hits in counts.items() if line in statements),
+                     key=lambda item: (item[1], -item[0]))
+    return {"line": line, "text": text.splitlines()[line - 1].strip(), "hits": hits,
+            "share": hits / sum(counts.values()),
+            "condition": condition_on(module, name, line, statements[line])}
+
+
+def child(config, benchmarks, name, size, line, condition):
+    module = load(benchmarks, name)
+    stops = []
+    if config != "bare":
+        import pdb
+
+        bases = (pdb.Pdb,)
+        if config.startswith("dpdb"):
+            from dpdb._engine import NativeEngineMixin
+
+            bases = (NativeEngineMixin,) + bases
+        # set_trace() stops once; every stop continues at once, as a user typing 'c'.
+        dbg = type("AutoContinue", bases, {
+            "interaction": lambda self, frame, tb: (stops.append(1), self.set_continue())})()
+        error = dbg.set_break(module.__file__, line, cond=condition)
+        if error:
+            raise SystemExit("%s:%d: %s" % (module.__file__, line, error))
+        dbg.set_trace()
+    start = time.process_time()
+    PROGRAMS[name][0](module, size)
+    elapsed = time.process_time() - start
+    hits = None
+    if config != "bare":
+        sys.settrace(None)
+        # dpdb counts the hits of a false condition in C and writes them into the Breakpoint
+        # before any pdb command; an empty line is one that does nothing else.
+        dbg.onecmd("")
+        hits = dbg.get_breaks(module.__file__, line)[0].hits
+    print(json.dumps({"seconds": elapsed, "stops": len(stops), "hits": hits}))
+
+
+def run_child(python, pythonpath, args, engine=None):
+    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else dict(os.environ)
+    if engine:
+        env["DPDB_ENGINE"] = engine
+    done = subprocess.run([python, os.path.abspath(__file__)] + [str(arg) for arg in args],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if done.returncode != 0:
+        raise RuntimeError("%s %s failed:\n%s" % (python, " ".join(map(str, args)), done.stderr))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class Program:
+    """One program on one interpreter: its children, timed."""
+
+    def __init__(self, python, pythonpath, benchmarks, name, hot):
+        self.python, self.pythonpath = python, pythonpath
+        self.benchmarks, self.name, self.hot = benchmarks, name, hot
+
+    def seconds(self, config, size, condition=None, engine=None):
+        result = run_child(self.python, self.pythonpath, [
+            "--child", config, self.benchmarks, self.name, size, self.hot["line"],
+            condition or ""], engine)
+        if config != "bare" and (result["stops"] != 1 or not result["hits"]):
+            raise RuntimeError("%s %s on line %d, %r: %d stops, %s hits (want 1 stop, hits)" % (
+                self.name, config, self.hot["line"], condition, result["stops"],
+                result["hits"]))
+        return result["seconds"]
+
+    def calibrate(self, target):
+        size = PROGRAMS[self.name][1]
+        while True:
+            seconds = self.seconds("bare", size)
+            if seconds >= 0.2:
+                return max(PROGRAMS[self.name][1], int(size * target / seconds))
+            size *= 4
+
+    def ratio(self, runs, config, size, condition, engine):
+        ratios = []
+        for _ in range(runs):
+            bare = self.seconds("bare", size)
+            ratios.append(self.seconds(config, size, condition, engine) / bare)
+        return statistics.median(ratios)
+
+
+def conditions_of(hot):
+    """(row suffix, condition) per condition measured."""
+    found = [("`%s`" % NEVER, NEVER)]
+    if hot["condition"]:
+        found.append(("variable", hot["condition"]))
+    return found
+
+
+def measure(python, pythonpath, benchmarks, args, hottest, rows):
+    cells = {}
+    version = overhead.version_of(python)
+    for name in args.programs:
+        program = Program(python, pythonpath, benchmarks, name, hottest[name])
+        full = program.calibrate(args.seconds)
+        for suffix, condition in conditions_of(hottest[name]):
+            for label, config, engine in rows:
+                reduced = config.startswith("pdb")
+                size = max(PROGRAMS[name][1], full // overhead.PDB_REDUCTION) if reduced else full
+                key = "%s, %s" % (label, suffix), name
+                cells[key] = (program.ratio(args.runs, config, size, condition, engine), reduced)
+                print("  %s %-9s %-28s %6.2fx" % (version, name, key[0], cells[key][0]),
+                      file=sys.stderr)
+    return version, cells
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        config, benchmarks, name, size, line, condition = sys.argv[2:8]
+        child(config, benchmarks, name, int(size), int(line), condition or None)
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--profile":
+        print(json.dumps(profile(sys.argv[2], sys.argv[3])))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="rounds per cell (median)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="bare run time each program is sized to (default 1)")
+    for option, known in (("--programs", list(PROGRAMS)), ("--configs", CONFIGS)):
+        parser.add_argument(option, type=lambda text, known=known: overhead.names(text, known),
+                            default=known, help="comma-separated, of %s (default all)" % (
+                                ", ".join(known)))
+    parser.add_argument("--engine", default="native",
+                        help="DPDB_ENGINE for dpdb_cond, comma-separated for a row each "
+                             "(default native)")
+    parser.add_argument("interpreters", nargs="*", default=[sys.executable])
+    args = parser.parse_args()
+    benchmarks = sources()
+    first, _, first_path = args.interpreters[0].partition("=")
+    hottest = {}
+    for name in args.programs:
+        hottest[name] = hot = run_child(first, first_path, ["--profile", benchmarks, name])
+        print("%s: line %d (%.0f%% of the file's line events): %s; condition %s" % (
+            name, hot["line"], 100 * hot["share"], hot["text"], hot["condition"]),
+            file=sys.stderr)
+    rows = overhead.rows_of(args.configs, args.engine.split(","))
+    results = []
+    for spec in args.interpreters:
+        python, _, pythonpath = spec.partition("=")
+        print("measuring %s" % python, file=sys.stderr)
+        results.append(measure(python, pythonpath, benchmarks, args, hottest, rows))
+    labels = list(dict.fromkeys(label for _, cells in results for label, _ in cells))
+    header = ["config"] + ["%s %s" % (n, v) for n in args.programs for v, _ in results]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for label in labels:
+        row = [label] + [overhead.fmt(*cells[label, n]) if (label, n) in cells else "-"
+                         for n in args.programs for _, cells in results]
+        print("| " + " | ".join(row) + " |")
+    print()
+    print("| program | hottest line | share of line events | variable condition |")
+    print("|---|---|---|---|")
+    for name in args.programs:
+        hot = hottest[name]
+        print("| %s | %d: `%s` | %.0f%% | `%s` |" % (
+            name, hot["line"], hot["text"], 100 * hot["share"], hot["condition"]))
+
+
+if __name__ == "__main__":
+    main()
