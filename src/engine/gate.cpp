@@ -235,15 +235,24 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     const Site* site = info->patch ? info->patch->site_in_tail(lasti_units(running)) : nullptr;
     if (!site) Py_RETURN_NONE;
     PyFrameObject* known = eval_frame_object(running);  // 3.11: null until something made it
-    if (known && g_seen.frame == known && g_seen.unit == site->start) {
+    if (!site->is_jump() && known && g_seen.frame == known && g_seen.unit == site->start) {
         g_seen = {};
         Py_RETURN_NONE;
     }
     // A trap still set here was never sprung (an exception, e.g. from a signal handler, left the
     // check before its next instruction): this one replaces it.
-    if (!info->is_bp_line(site->line)) Py_RETURN_NONE;
-    // Nobody steps, so bdb would look only for a breakpoint: false conditions need no trap.
-    if (!state().any_nontrivial) {
+    const bool traced = ts->c_tracefunc == tracer;
+    if (site->is_jump() && traced) {
+        // The tracer ignores the line event the jump back to the target causes (it is a resume
+        // point): the check delivers the one the original jump causes, as the tracer would.
+        PyFrameObject* frame = PyEval_GetFrame();
+        if (!frame || !frame_trace_lines(frame) ||
+            (!state().any_nontrivial && !frame_trace(frame) && !info->is_bp_line(site->line)))
+            Py_RETURN_NONE;
+    } else if (!info->is_bp_line(site->line)) {
+        Py_RETURN_NONE;
+    } else if (!state().any_nontrivial) {
+        // Nobody steps, so bdb would look only for a breakpoint: false conditions need no trap.
 #if PY_VERSION_HEX >= 0x030B0000
         const bool optimized = reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED;
         if (optimized ? conditions_false_running(code, info, site->line)
@@ -255,7 +264,6 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
     }
     PyFrameObject* frame = PyEval_GetFrame();
     if (!frame) Py_RETURN_NONE;
-    bool traced = ts->c_tracefunc == tracer;
     if (!traced && set_trace(ts, true) < 0) return nullptr;
     g_trap = {frame, site, frame_trace_opcodes(frame), traced, g_reconfigured};
     frame_trace_opcodes(frame) = 1;
@@ -275,7 +283,7 @@ int spring_trap(PyFrameObject* frame) {
     if (lasti_units(frame) != trap.site->after_call || !top || *top != Py_None) return 0;
     drop_stack_top(frame);
     Py_DECREF(Py_None);
-    set_lasti_units(frame, trap.site->start);
+    set_lasti_units(frame, trap.site->resume);  // a jump site's frame resumes as if it jumped
     ++state().trapped;
 #if PY_VERSION_HEX >= 0x030B0000
     // 3.11 lets a trace function jump (f_lineno) only from a line event.

@@ -92,6 +92,16 @@ void emit_site_jump(std::string& out, int start, int width, int tail_start) {
         emit(out, g_op.jump_absolute, kPy39 ? 2L * tail_start : tail_start, width);
 }
 
+// The jump that replaces a jump site's own jump, in its exact width: relative, since the jump's
+// width is fixed and its tail lies past the end of the code. False when the tail is out of reach.
+bool emit_jump_site_jump(std::string& out, int start, int width, int tail_start) {
+    long distance = tail_start - (start + width);
+    if (kPy39) distance *= 2;
+    if (arg_units(distance) > width) return false;
+    emit(out, g_op.jump_forward, distance, width);
+    return true;
+}
+
 void append_line_entries(const Decoded& d, std::string& table, const std::vector<Site>& sites) {
     int line = d.end_line;
 #if PY_VERSION_HEX < 0x030A0000
@@ -171,17 +181,52 @@ const Handler* handler_for(const Decoded& d, int unit) {
 
 bool is_site_start(const std::vector<Site>& sites, int unit) {
     for (const Site& s : sites)
-        if (s.start == unit) return true;
+        if (!s.is_jump() && s.start == unit) return true;
     return false;
+}
+
+// The jump sites (patch.hpp): every unconditional backward jump to the middle of a breakpoint line.
+// Other edges there are left to edges_allow, which refuses them.
+bool find_jump_sites(const Decoded& d, const std::vector<int>& bp_lines,
+                     const std::vector<int>& depth, std::vector<Site>& found) {
+    const int jump_op = kPy311 ? g_op.jump_backward : g_op.jump_absolute;
+    for (const Edge& e : d.edges) {
+        if (e.handler || e.source < 0 || e.target < 0 || e.target > e.source) continue;
+        if (e.target >= d.units || d.starts[e.target] || op_of(d, e.source) != jump_op) continue;
+        if (!std::binary_search(bp_lines.begin(), bp_lines.end(), d.line_at[e.target])) continue;
+        int u = e.source;
+        while (u > 0 && d.index_at[u] < 0) --u;
+        if (d.index_at[u] < 0) return false;
+        const Instr& in = d.instrs[d.index_at[u]];
+        if (in.op_at != e.source || depth[in.start] < 0) return false;
+#if PY_VERSION_HEX >= 0x030B0000
+        for (int v = in.start; v < in.start + in.size; ++v)
+            if (handler_for(d, v) != handler_for(d, in.start)) return false;
+#endif
+        Site s;
+        s.line = d.line_at[e.target];
+        s.start = in.start;
+        s.end = in.start + in.size;
+        s.resume = e.target;
+        found.push_back(s);
+    }
+    return true;
 }
 
 // The jump rules that make the checks fire exactly where the interpreter reports the line.
 bool edges_allow(const Decoded& d, const std::vector<Site>& sites,
                  const std::vector<int>& bp_lines) {
     for (const Edge& e : d.edges) {
+        bool displaced = false;  // the jump of a jump site, whose tail reports the line
         for (const Site& s : sites)
-            if (s.start < e.target && e.target <= s.end) return false;
+            displaced |= !e.handler && s.is_jump() && s.start <= e.source && e.source < s.end;
+        // Not into a displaced span, nor (but from a jump site's tail) where a tail returns.
+        for (const Site& s : sites)
+            if (s.start < e.target &&
+                (e.target < s.end || (e.target == s.end && !s.is_jump() && !displaced)))
+                return false;
         if (e.target < 0 || e.target >= d.units) return false;
+        if (displaced) continue;
         int line = d.line_at[e.target];
         if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line)) continue;
         int source_line = e.source >= 0 ? d.line_at[e.source] : -1;
@@ -222,7 +267,7 @@ bool Patch::in_span(int unit) const {
 
 bool Patch::is_resume_point(int unit) const {
     for (const Site& s : sites)
-        if (s.end == unit) return true;
+        if ((s.is_jump() ? s.resume : s.end) == unit) return true;
     return false;
 }
 
@@ -279,6 +324,13 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     constexpr int kGuardUnits = 8;  // at most: LOAD_CONST and the jump, each with prefixes
     // The jump at a site must reach any tail: size it for the longest code this can make.
     int width = 1;
+    std::vector<Site> jump_sites;
+    if (!find_jump_sites(d, bp_lines, depth, jump_sites)) return nullptr;
+    for (const Site& s : jump_sites) {
+        if (depth[s.start] + kCallHeadroom <= d.co->co_stacksize) continue;
+        if (!grow_stack) return nullptr;
+        stacksize = std::max(stacksize, depth[s.start] + kCallHeadroom);
+    }
     std::vector<Site> sites;
     for (bool settled = false; !settled;) {
         sites.clear();
@@ -289,6 +341,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
                 s.line = line;
                 s.start = u;
                 s.end = u;
+                s.resume = u;
                 while (s.end - s.start < width) {
                     if (s.end >= d.units || d.index_at[s.end] < 0) return nullptr;
                     const Instr& in = d.instrs[d.index_at[s.end]];
@@ -315,6 +368,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
             }
         }
         if (sites.empty()) return nullptr;
+        sites.insert(sites.end(), jump_sites.begin(), jump_sites.end());
         std::sort(sites.begin(), sites.end(),
                   [](const Site& a, const Site& b) { return a.start < b.start; });
         long longest = d.units;
@@ -336,12 +390,17 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         emit_call(out, const_index);
         s.after_call = units_of(out);
         emit(out, g_op.pop_top, 0);
-        out.append(d.bytes, 2 * s.start, 2 * (s.end - s.start));
-        emit_return_jump(out, s.end);
-        s.tail_end = units_of(out);
         std::string jump;
-        emit_site_jump(jump, s.start, width, s.tail_start);
-        while (units_of(jump) < s.end - s.start) emit(jump, g_op.nop, 0);
+        if (s.is_jump()) {
+            emit_return_jump(out, s.resume);
+            if (!emit_jump_site_jump(jump, s.start, s.end - s.start, s.tail_start)) return nullptr;
+        } else {
+            out.append(d.bytes, 2 * s.start, 2 * (s.end - s.start));
+            emit_return_jump(out, s.end);
+            emit_site_jump(jump, s.start, width, s.tail_start);
+            while (units_of(jump) < s.end - s.start) emit(jump, g_op.nop, 0);
+        }
+        s.tail_end = units_of(out);
         out.replace(2 * s.start, jump.size(), jump);
 #if PY_VERSION_HEX >= 0x030B0000
         if (const Handler* h = handler_for(d, s.start)) {

@@ -4,10 +4,13 @@
 // Every original offset is kept: the first instruction(s) of each breakpoint line become a jump to
 // a tail appended after the code; the tail asks its guard (condition_guard.hpp), calls the
 // checker builtin unless the guard says the line's conditions are all false, runs the displaced
-// instructions and jumps back. co_consts gain the checker, then one guard per site. The block stack
-// (3.9/3.10) and the exception table (3.11) stay valid, frames can switch between the original and
-// the patched code wherever they are outside the displaced spans, and the tail maps to the
-// breakpoint line in the line table.
+// instructions and jumps back. A backward jump into the middle of a breakpoint line (the end of a
+// `for` loop's body, a `continue`: the interpreter reports the line there) becomes a jump site: the
+// jump itself is displaced, and its tail asks the same guard and check, then jumps to the original
+// target, where a trap resumes the frame. co_consts gain the checker, then one guard per site. The
+// block stack (3.9/3.10) and the exception table (3.11) stay valid, frames can switch between the
+// original and the patched code wherever they are outside the displaced spans, and the tail maps to
+// the breakpoint line in the line table.
 #pragma once
 
 #include <Python.h>
@@ -25,6 +28,10 @@ struct Site {
     int tail_start = 0;  // first code unit of this site's tail
     int tail_end = 0;
     int after_call = 0;  // code unit of the tail's POP_TOP, right after the checker call
+    // Where a trap resumes the frame: `start` (the frame runs the site again, and the check
+    // knows the line was delivered), or for a jump site the displaced jump's target.
+    int resume = 0;
+    bool is_jump() const { return resume != start; }
 };
 
 // Owned by the patched code object (in its CodeInfo).

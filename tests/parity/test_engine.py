@@ -146,6 +146,23 @@ def stats_printed(out):
 
 @needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_for_header_checked_in_bytecode(mode):
+    # A `for` header is entered again in its middle by the jump at the end of the body and by
+    # `continue`: under 'native' on 3.9-3.11 those jumps get the check, the function runs the
+    # patched copy untraced, and each of the four stops is delivered by a check.
+    rc, out = run_driver("dpdb", "forheader.py", [
+        "b 15", "c", "c", "c", "c", "p i, total, skipped", STATS, "cl 1", "c"], engine=mode)
+    assert "(Pdb) (2, 2, 1)\n" in out, out
+    (stats,) = stats_printed(out)
+    if mode in PATCHING and LEGACY:
+        assert stats["patched"] >= 1 and stats["trapped"] == 4, stats
+    else:
+        assert stats["patched"] == 0 and stats["trapped"] == 0, stats
+    assert "single (16, 2)" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_breakpoint_checks_in_bytecode(mode):
     # Under 'native' on 3.9-3.11 the hot function runs a copy with the check compiled in, and
     # each stop is delivered by that check (not by a trace function); the other strategies and

@@ -116,6 +116,34 @@ SCENARIOS = {
     "compiled_loop_header": ("hotbp.py", [
         "b 6", "c", "c", "p i", "b 9", "c", "p total", "cl", "y", "c",
     ]),
+    # A breakpoint on a `for` header: the end of the body and every `continue` jump back into
+    # the middle of the line, where the interpreter reports it again (on 3.9-3.11 the jump
+    # itself gets the check).
+    "for_header": ("forheader.py", [
+        "b 15", "c", "p i", "c", "p i, total, skipped", "n", "n", "s", "n", "n", "n", "c",
+        "p i, total", "cl 1", "c",
+    ]),
+    "for_header_condition": ("forheader.py", [
+        "b 15, locals().get('i') == 2", "c", "p i, total, skipped", "n", "n", "n", "n", "n",
+        "c", "p i, total", "cl 1", "c",
+    ]),
+    "for_header_multiline": ("forheader.py", [
+        "b 25", "c", "p dist", "c", "p x1, x2, dist", "n", "n", "n", "p dx", "s", "s", "c",
+        "p m1, m2", "cl 1", "b 25, locals().get('m2') == 4.0", "c", "p m1, m2, dist", "s", "s",
+        "n", "c", "p m1, m2", "cl", "y", "c",
+    ]),
+    "for_header_caught": ("forheader.py", [
+        "b 34", "c", "c", "c", "c", "p k, log", "n", "n", "n", "n", "n", "n", "n", "c",
+        "p k, log", "cl 1", "b 34, locals().get('k') == 2", "c", "p k, log", "cl", "y", "c",
+    ]),
+    "for_header_nested": ("forheader.py", [
+        "b 8", "b 7", "c", "c", "c", "c", "p i, j", "cl 1", "c", "p i, j", "c", "p i", "cl",
+        "y", "b 2", "c", "c", "p i", "c", "cl", "y", "c",
+    ]),
+    "while_continue": ("forheader.py", [
+        "b 46", "c", "c", "c", "p n, steps", "n", "n", "n", "n", "c", "p n, steps", "cl", "y",
+        "c",
+    ]),
     # Breakpoints in other modules (3.11 native: "swap mode", the functions themselves run the
     # patched code): imported before, a closure made after, a method, a module imported after
     # (through the audit hook), a breakpoint cleared and set again.
