@@ -283,6 +283,7 @@ int opcodes_init() {
         g_op.call = number("CALL");
         g_op.jump_forward = number("JUMP_FORWARD");
         g_op.jump_backward = number("JUMP_BACKWARD");
+        g_op.for_iter = number("FOR_ITER");
         g_op.return_generator = number("RETURN_GENERATOR");
         g_op.gen_start = number("GEN_START");
         g_op.pop_jump_if_false = number(kPy311 ? "POP_JUMP_FORWARD_IF_FALSE" : "POP_JUMP_IF_FALSE");

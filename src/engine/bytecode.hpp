@@ -18,7 +18,7 @@ constexpr bool kPy311 = PY_VERSION_HEX >= 0x030B0000;
 struct Opcodes {
     int extended_arg = -1, nop = -1, load_const = -1, pop_top = -1, call_function = -1;
     int jump_absolute = -1, push_null = -1, precall = -1, call = -1, jump_forward = -1;
-    int jump_backward = -1, return_generator = -1, gen_start = -1;
+    int jump_backward = -1, return_generator = -1, gen_start = -1, for_iter = -1;
     int pop_jump_if_false = -1;  // 3.11: POP_JUMP_FORWARD_IF_FALSE, relative
     // Per opcode: 1 = relative jump, 2 = absolute jump, 3 = backward relative jump (3.11).
     std::vector<unsigned char> jump = std::vector<unsigned char>(256, 0);

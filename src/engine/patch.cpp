@@ -221,10 +221,17 @@ bool edges_allow(const Decoded& d, const std::vector<Site>& sites,
         for (const Site& s : sites)
             displaced |= !e.handler && s.is_jump() && s.start <= e.source && e.source < s.end;
         // Not into a displaced span, nor (but from a jump site's tail) where a tail returns.
-        for (const Site& s : sites)
+        for (const Site& s : sites) {
+            if (displaced && !s.is_jump() && e.target == s.loop) continue;
             if (s.start < e.target &&
                 (e.target < s.end || (e.target == s.end && !s.is_jump() && !displaced)))
                 return false;
+            // A tail's FOR_ITER leaves the loop by a jump back: where the original's does, a
+            // line event is due (a new line starts there) and the tracer delivers it.
+            if (!s.is_jump() && e.source == s.loop &&
+                (!d.starts[e.target] || d.line_at[e.target] == s.line))
+                return false;
+        }
         if (e.target < 0 || e.target >= d.units) return false;
         if (displaced) continue;
         int line = d.line_at[e.target];
@@ -266,8 +273,10 @@ bool Patch::in_span(int unit) const {
 }
 
 bool Patch::is_resume_point(int unit) const {
-    for (const Site& s : sites)
-        if ((s.is_jump() ? s.resume : s.end) == unit) return true;
+    for (const Site& s : sites) {
+        if (s.is_jump() ? s.loop < 0 && s.resume == unit : s.quiet_end && s.end == unit)
+            return true;
+    }
     return false;
 }
 
@@ -343,15 +352,27 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
                 s.end = u;
                 s.resume = u;
                 while (s.end - s.start < width) {
-                    if (s.end >= d.units || d.index_at[s.end] < 0) return nullptr;
+                    if (s.loop >= 0 || s.end >= d.units || d.index_at[s.end] < 0) return nullptr;
                     const Instr& in = d.instrs[d.index_at[s.end]];
-                    if (g_op.jump[in.op] != kNoJump || g_op.suspends[in.op] ||
-                        d.line_at[in.start] != line)
+                    if (in.op == g_op.for_iter && in.start == in.op_at &&
+                        d.line_at[in.start] == line) {
+                        s.loop = in.start;
+                        s.loop_exit = -1;
+                        for (const Edge& e : d.edges)
+                            if (!e.handler && e.source == in.op_at) s.loop_exit = e.target;
+                        if (s.loop_exit < 0) return nullptr;
+                    } else if (g_op.jump[in.op] != kNoJump || g_op.suspends[in.op] ||
+                               d.line_at[in.start] != line) {
                         return nullptr;
+                    }
                     s.end += in.size;
                 }
-                // The tail returns into the middle of the line, where no line event is due.
-                if (s.end >= d.units || d.line_at[s.end] != line || d.starts[s.end]) return nullptr;
+                s.loop_next = s.end;
+                // The tail returns into the middle of the line, where no line event is due, or
+                // from its FOR_ITER (a jump back, as the loop's own) to the next line's start.
+                if (s.end >= d.units) return nullptr;
+                s.quiet_end = !d.starts[s.end];
+                if (s.loop < 0 && (d.line_at[s.end] != line || d.starts[s.end])) return nullptr;
                 for (int v = s.start + 1; v < s.end; ++v)
                     if (d.starts[v]) return nullptr;
                 if (depth[s.start] < 0) return nullptr;
@@ -373,10 +394,23 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
                   [](const Site& a, const Site& b) { return a.start < b.start; });
         long longest = d.units;
         for (const Site& s : sites)
-            longest += (guarded ? kGuardUnits : 0) + call_units + 1 + (s.end - s.start) + 4;
+            longest += (guarded ? kGuardUnits : 0) + call_units + 1 + (s.end - s.start) + 10;
         int needed = arg_units(kPy39 ? 2 * longest : longest);
         settled = needed <= width;
         width = std::max(width, needed);
+    }
+    for (Site& j : sites) {
+        if (!j.is_jump()) continue;
+        for (const Site& s : sites) {
+            if (s.is_jump() || j.resume <= s.start || j.resume >= s.end) continue;
+            if (j.resume != s.loop) return nullptr;
+#if PY_VERSION_HEX >= 0x030B0000
+            if (handler_for(d, j.start) != handler_for(d, s.loop)) return nullptr;
+#endif
+            j.loop = s.loop;
+            j.loop_next = s.loop_next;
+            j.loop_exit = s.loop_exit;
+        }
     }
     if (!edges_allow(d, sites, bp_lines)) return nullptr;
 
@@ -391,15 +425,28 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         s.after_call = units_of(out);
         emit(out, g_op.pop_top, 0);
         std::string jump;
+        if (!s.is_jump())
+            out.append(d.bytes, 2 * s.start, 2 * ((s.loop < 0 ? s.end : s.loop) - s.start));
+        if (s.loop >= 0) {
+            // FOR_ITER over the jump back to the loop's next unit, to the jump to its exit.
+            const int for_iter = units_of(out);
+            emit(out, g_op.for_iter, 0, 1);
+            emit_return_jump(out, s.loop_next);
+            const int over = units_of(out) - (for_iter + 1);
+            if (arg_units(kPy39 ? 2 * over : over) > 1) return nullptr;
+            out[2 * for_iter + 1] = static_cast<char>(kPy39 ? 2 * over : over);
+            emit_return_jump(out, s.loop_exit);
+            if (s.is_jump()) s.resume = for_iter;
+        } else {
+            emit_return_jump(out, s.is_jump() ? s.resume : s.end);
+        }
         if (s.is_jump()) {
-            emit_return_jump(out, s.resume);
             if (!emit_jump_site_jump(jump, s.start, s.end - s.start, s.tail_start)) return nullptr;
         } else {
-            out.append(d.bytes, 2 * s.start, 2 * (s.end - s.start));
-            emit_return_jump(out, s.end);
             emit_site_jump(jump, s.start, width, s.tail_start);
             while (units_of(jump) < s.end - s.start) emit(jump, g_op.nop, 0);
         }
+        if (units_of(jump) != s.end - s.start) return nullptr;
         s.tail_end = units_of(out);
         out.replace(2 * s.start, jump.size(), jump);
 #if PY_VERSION_HEX >= 0x030B0000

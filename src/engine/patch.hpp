@@ -31,6 +31,14 @@ struct Site {
     // Where a trap resumes the frame: `start` (the frame runs the site again, and the check
     // knows the line was delivered), or for a jump site the displaced jump's target.
     int resume = 0;
+    // A loop header whose jump at the line's start is wide enough to cover its FOR_ITER: the
+    // tail runs that FOR_ITER (`loop`, its original unit) and goes on to `loop_next` (the unit
+    // after it) or `loop_exit`. A jump site back to that FOR_ITER runs it in its tail too, and
+    // its trap resumes the frame there.
+    int loop = -1;
+    int loop_next = 0;
+    int loop_exit = 0;
+    bool quiet_end = true;  // the tail's jump back to `end` makes a line event the tracer ignores
     bool is_jump() const { return resume != start; }
 };
 

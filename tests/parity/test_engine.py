@@ -163,6 +163,23 @@ def test_for_header_checked_in_bytecode(mode):
 
 @needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_wide_for_header_checked_in_bytecode(mode):
+    # nbody's advance(): the jump at the header's start must cover FOR_ITER too, which then runs
+    # in the tail (3.9-3.11 'native'); still no trace function, each stop from a check.
+    rc, out = run_driver("dpdb", "forheader.py", [
+        "b 57, locals().get('m2') == 3.0", "c", "c", "p i, m1, m2", STATS, "cl 1", "c"],
+        engine=mode)
+    assert "(Pdb) (0, 2.0, 3.0)\n" in out, out
+    (stats,) = stats_printed(out)
+    if mode in PATCHING and LEGACY:
+        assert stats["patched"] >= 1 and stats["trapped"] >= 2, stats
+    else:
+        assert stats["patched"] == 0 and stats["trapped"] == 0, stats
+    assert "advanced [" in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_breakpoint_checks_in_bytecode(mode):
     # Under 'native' on 3.9-3.11 the hot function runs a copy with the check compiled in, and
     # each stop is delivered by that check (not by a trace function); the other strategies and

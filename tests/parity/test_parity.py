@@ -140,6 +140,12 @@ SCENARIOS = {
         "b 8", "b 7", "c", "c", "c", "c", "p i, j", "cl 1", "c", "p i, j", "c", "p i", "cl",
         "y", "b 2", "c", "c", "p i", "c", "cl", "y", "c",
     ]),
+    # nbody's advance(): the jump at the header's start covers its FOR_ITER, which the tail runs.
+    "for_header_wide": ("forheader.py", [
+        "b 57", "c", "c", "c", "c", "p i, dx", "n", "n", "s", "n", "cl 1",
+        "b 57, locals().get('m2') == 3.0", "c", "p i, m1, m2", "n", "c", "p i, m1, m2", "s",
+        "n", "n", "cl", "y", "b 71", "c", "p i", "c", "c", "c", "p i, m", "cl", "y", "c",
+    ]),
     "while_continue": ("forheader.py", [
         "b 46", "c", "c", "c", "p n, steps", "n", "n", "n", "n", "c", "p n, steps", "cl", "y",
         "c",
