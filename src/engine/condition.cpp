@@ -517,13 +517,26 @@ bool conditions_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, int 
 }
 
 #if PY_VERSION_HEX >= 0x030B0000
-bool conditions_false_running(PyObject* code, CodeInfo* info, int line) {
-    if (!g_allowed || !(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED))
-        return false;
+namespace {
+// The frame that runs `code` (a function's) on this thread, read without its frame object.
+bool running_view(PyObject* code, FrameView* view) {
+    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return false;
     InterpreterFrameHead* running = running_frame(PyThreadState_Get());
     if (!running || running->pointers[kFrameCode] != code) return false;
-    auto* globals = static_cast<PyObject*>(running->pointers[kFrameGlobals]);
-    return answer_line(FrameView{running->localsplus, globals, nullptr}, nullptr, code, info, line);
+    *view = {running->localsplus, static_cast<PyObject*>(running->pointers[kFrameGlobals]),
+             nullptr};
+    return true;
+}
+}  // namespace
+
+bool conditions_false_running(PyObject* code, CodeInfo* info, int line) {
+    FrameView view{};
+    return g_allowed && running_view(code, &view) && answer_line(view, nullptr, code, info, line);
+}
+
+bool conditions_false_known_running(PyObject* code, CodeInfo* info, int line) {
+    FrameView view{};
+    return running_view(code, &view) && conditions_false_known(view, info, line);
 }
 #endif
 

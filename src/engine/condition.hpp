@@ -145,6 +145,8 @@ void conditions_forget();
 // check's caller), read without its frame object, which need not be made for an event that goes
 // no further. Module and class bodies are left to the caller.
 bool conditions_false_running(PyObject* code, CodeInfo* info, int line);
+// conditions_false_known for that frame: a sys.monitoring callback's first try.
+bool conditions_false_known_running(PyObject* code, CodeInfo* info, int line);
 #endif
 
 }  // namespace dpdb::engine

@@ -196,6 +196,22 @@ int family(PyObject* o) {
     return PyUnicode_CheckExact(o) ? 2 : 3;
 }
 
+// `a == b` and `a != b` decided by identity, as CPython's do_richcompare ends for two values whose
+// types compare nothing else: one side's type keeps object's own comparison (no __eq__, __ne__ or
+// ordering defined anywhere in its MRO, as most classes and None), the other side too, or is
+// plain (whose comparison returns NotImplemented for any other type). `task == -1` on a task
+// object is then False with no Python code run, as the bytecode's own would be.
+bool identity_decides(PyObject* a, PyObject* b) {
+    // None compares by identity too (3.12+ gives its type a comparison of its own that does so).
+    const auto by_identity = [](PyObject* o) {
+        const richcmpfunc compare = Py_TYPE(o)->tp_richcompare;
+        return o == Py_None || !compare || compare == PyBaseObject_Type.tp_richcompare;
+    };
+    const bool a_default = by_identity(a);
+    const bool b_default = by_identity(b);
+    return (a_default && (b_default || plain(b))) || (b_default && plain(a));
+}
+
 // An int that fits a machine word, read without a call where the interpreter lets us.
 bool small_int(PyObject* o, long* value) {
     if (!PyLong_CheckExact(o)) return false;
@@ -271,6 +287,8 @@ struct Evaluator {
         if (node.op == FastCondition::kIsNot) return left != right;
         long a = 0, b = 0;
         if (small_int(left, &a) && small_int(right, &b)) return compare_longs(a, b, node.op);
+        if ((node.op == Py_EQ || node.op == Py_NE) && identity_decides(left, right))
+            return (left == right) == (node.op == Py_EQ);
         if (!plain(left) || !plain(right) || family(left) != family(right)) return -1;
         PyObject* result = PyObject_RichCompare(left, right, node.op);
         int t = result ? PyObject_IsTrue(result) : -1;

@@ -5,7 +5,9 @@
 // comparison per hit instead of a call of the `lambda <names>: (cond)` condition_eval.cpp makes.
 //
 // Only values whose comparisons and truth run no Python code are compared here (None, bool, int,
-// float, str, bytes, exact types; `is` compares anything); the result is then what the bytecode
+// float, str, bytes, exact types; `is` compares anything; `==` and `!=` also an object whose type
+// compares only by identity, as most classes do, with one of those or another such); the result
+// is then what the bytecode
 // would compute, and nothing else can tell. Any other value, a global the module does not hold
 // (a builtin, or a NameError to raise), or a comparison that fails (`1 < "a"`) leaves the hit to
 // the Python call, which computes it, or raises, as eval would.

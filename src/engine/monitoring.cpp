@@ -299,6 +299,11 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     PyObject* code = args[0];
     if (!st.armed) return disable(code);
     int line = PyLong_AsLong(args[1]);
+    // The common hit of a hot conditional breakpoint, from what the line's last hit learned.
+    if (!st.any_nontrivial) {
+        CodeInfo* known = known_code_info(code);
+        if (known && conditions_false_known_running(code, known, line)) return none();
+    }
     CodeInfo* info = code_info(code);
     if (!info) return nullptr;
     if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code))

@@ -442,6 +442,19 @@ def test_simple_false_conditions_run_no_python(mode):
 
 
 @needs_native
+def test_identity_comparisons_run_no_python():
+    # `item == -1` on Task objects and None is their identity: after the first hit (which learns
+    # the breakpoint), the other 7 of run()'s first call are answered in C; AlwaysEqual's __eq__
+    # is Python's, and stops.
+    rc, out = run_driver("dpdb", "identity.py", [
+        "b 15, item == -1", "c", "p type(item).__name__, seen", STATS, "cl", "y", "c"],
+        engine="native")
+    assert "('AlwaysEqual', 1)" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_in_c"] == 8, stats
+
+
+@needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_function_breakpoint_lets_only_its_learned_line_through(mode):
     # "b work" makes bdb consider every line of work() until it learns the first one it runs;

@@ -182,6 +182,11 @@ SCENARIOS = {
     "condition_never_true": ("conditions.py", [
         "b 8, i < 0", "b 17", "c", "p k", "b", "cl", "y", "c",
     ]),
+    # `==` between objects that compare by identity and a number (answered in C), and one whose
+    # __eq__ says True (Python's): only that one stops, as under bdb.
+    "condition_identity": ("identity.py", [
+        "b 15, item == -1", "c", "p type(item).__name__, seen", "b", "cl", "y", "c",
+    ]),
     "condition_raising": ("conditions.py", [
         "b 8, undefined > 1", "c", "p i", "b", "c", "p i", "cl", "y", "c",
     ]),
