@@ -228,7 +228,7 @@ bool edges_allow(const Decoded& d, const std::vector<Site>& sites,
                 return false;
             // A tail's FOR_ITER leaves the loop by a jump back: where the original's does, a
             // line event is due (a new line starts there) and the tracer delivers it.
-            if (!s.is_jump() && e.source == s.loop &&
+            if (!s.is_jump() && s.loop >= 0 && e.source == s.loop &&
                 (!d.starts[e.target] || d.line_at[e.target] == s.line))
                 return false;
         }
