@@ -146,6 +146,12 @@ SCENARIOS = {
         "b 57, locals().get('m2') == 3.0", "c", "p i, m1, m2", "n", "c", "p i, m1, m2", "s",
         "n", "n", "cl", "y", "b 71", "c", "p i", "c", "c", "c", "p i, m", "cl", "y", "c",
     ]),
+    # `j` from a stop a jump site delivered (the frame resumed at FOR_ITER, or in the tail).
+    "for_header_jump": ("forheader.py", [
+        "b 15", "c", "c", "c", "p i", "j 16", "n", "p i", "n", "c", "p i", "j 19", "n", "n",
+        "p total", "cl", "y", "b 57", "c", "c", "c", "p i, dx", "j 58", "n", "n", "p dx", "cl",
+        "y", "c",
+    ]),
     "while_continue": ("forheader.py", [
         "b 46", "c", "c", "c", "p n, steps", "n", "n", "n", "n", "c", "p n, steps", "cl", "y",
         "c",
