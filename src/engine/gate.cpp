@@ -9,8 +9,8 @@
 // The check is a builtin called from the copy when a breakpoint line starts. It cannot stop
 // there (a trace function may jump or read the locals only between two instructions), so it
 // sets a trap: it turns on opcode events for its frame, and on the next instruction the tracer
-// pops the check's result, moves the frame back to the start of the line and delivers the line
-// event bdb would have received.
+// pops the check's result, moves the frame back to the start of the line (for a check compiled in
+// at a backward jump, to where that jump goes) and delivers the line event bdb would have received.
 #include <Python.h>
 
 #if PY_VERSION_HEX < 0x030C0000
