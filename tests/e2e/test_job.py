@@ -341,9 +341,13 @@ def test_xdist_workers_are_listed_by_their_names(dpdb):
                      "-p", "no:cacheprovider", program(os.path.join("xdist_suite", "pair.py")))
     run.expect(r"attached to session \d+: pid \d+ (gw\d)")
     run.expect(PROMPT)
-    listed = dpdb.run("dpdb", "ps").stdout
-    assert re.search(r"gw0: python\S* -u -c", listed) and re.search(r"gw1: python\S* -u -c",
-                                                                     listed), listed
+    # The other worker names itself when xdist's handshake reaches it, which on a loaded machine
+    # can come after the first one has paused.
+    def both_named():
+        listed = dpdb.run("dpdb", "ps").stdout
+        return all(re.search(r"%s: python\S* -u -c" % worker, listed) for worker in ("gw0", "gw1"))
+
+    wait_until(both_named, "both xdist workers listed by name")
     run.sendline("c")
     run.expect(r"attached to session \d+: pid \d+ (gw\d)")
     run.expect(PROMPT)
