@@ -154,9 +154,10 @@ def stats_printed(out):
     ("forheader.py", ["b 15", "c", "c", "c", "c", "p i, total, skipped"], "(2, 2, 1)", 4, True,
      "single (16, 2)"),
     # nbody's advance(): the jump at the header's start must cover FOR_ITER too, which then
-    # runs in the tail.
+    # runs in the tail. 3.13 reports that multi-line header's line at other instructions, and
+    # bdb stops a round later there too (the parity scenario holds the two together).
     ("forheader.py", ["b 57, locals().get('m2') == 3.0", "c", "c", "p i, m1, m2"],
-     "(0, 2.0, 3.0)", 2, False, "advanced ["),
+     "(%d, 2.0, 3.0)" % (sys.version_info >= (3, 13)), 2, False, "advanced ["),
 ], ids=["line", "for_header", "wide_for_header"])
 def test_stops_come_from_checks_in_bytecode(mode, program, commands, shown, stops, exactly, after):
     # Under the patching strategies on 3.9-3.11 the function runs a copy with the check compiled
