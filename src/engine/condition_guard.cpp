@@ -13,11 +13,13 @@ bool g_allowed = true;
 
 struct Guard {
     PyObject_HEAD int line;
+    int start;  // the site's first code unit, where a frame resumes after the line's trap
 };
 
 // 1 (call the check) or 0 (every condition of the line false, its hit counted).
 int guard_truth(PyObject* self) {
-    const int line = reinterpret_cast<Guard*>(self)->line;
+    const Guard* guard = reinterpret_cast<Guard*>(self);
+    const int line = guard->line;
     PyThreadState* ts = PyThreadState_Get();
     // What the check would leave to a trap or to a tracer's line event, it is given.
     if (!state().armed || state().any_nontrivial || ts->tracing || ts->c_tracefunc ||
@@ -37,8 +39,9 @@ int guard_truth(PyObject* self) {
     const FrameView view{frame_localsplus(frame), frame->f_globals, frame};
 #endif
     // A line event the engine delivered there already (a trap sprung, the frame resumed at the
-    // line's start): the check that follows knows not to repeat it.
-    if (frame && g_seen.frame == frame) return 1;
+    // site's start): the check that follows knows not to repeat it. A jump site's frame resumes
+    // at the jump's target instead, and never matches.
+    if (frame && g_seen.frame == frame && g_seen.unit == guard->start) return 1;
     // The line's breakpoints as the check last found them this generation: a line of none is
     // not among them.
     CodeInfo* info = known_code_info(code);
@@ -80,9 +83,12 @@ bool condition_guard_allowed() {
     return g_allowed;
 }
 
-PyObject* new_condition_guard(int line) {
+PyObject* new_condition_guard(int line, int start) {
     Guard* guard = PyObject_New(Guard, g_type);
-    if (guard) guard->line = line;
+    if (guard) {
+        guard->line = line;
+        guard->start = start;
+    }
     return reinterpret_cast<PyObject*>(guard);
 }
 

@@ -21,8 +21,9 @@ int condition_guard_init();
 void condition_guard_allow(bool on);
 bool condition_guard_allowed();
 
-// A new guard for a check at `line`, or null with an exception set.
-PyObject* new_condition_guard(int line);
+// A new guard for the check of the site at `line` that starts at code unit `start`, or null with
+// an exception set.
+PyObject* new_condition_guard(int line, int start);
 bool is_condition_guard(PyObject* object);
 
 }  // namespace dpdb::engine

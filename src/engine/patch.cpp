@@ -476,7 +476,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     PyTuple_SET_ITEM(extended, const_index, g_checker);
     int rc = 0;
     for (Py_ssize_t i = 0; i < guards; ++i) {
-        PyObject* guard = new_condition_guard(sites[i].line);
+        PyObject* guard = new_condition_guard(sites[i].line, sites[i].start);
         if (!guard) rc = -1;
         PyTuple_SET_ITEM(extended, const_index + 1 + i, guard);  // a null slot is never read
     }
