@@ -42,6 +42,14 @@ bool ensure_names() {
            g_names.hits && g_names.ignore && g_names.dpdb_log;
 }
 
+// The line among those the cache holds (remembered as the last one found), or null.
+ConditionLine* known_line(ConditionCache& cache, int line) {
+    if (cache.last && cache.last->line == line) return cache.last;
+    for (ConditionLine& at : cache.lines)
+        if (at.line == line) return cache.last = &at;
+    return nullptr;
+}
+
 // The line's bdb.Breakpoint.bplist[file of code, line] (kept by the code's cache for this
 // generation of breakpoints: a key that comes or goes starts a new one), or null.
 ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
@@ -52,9 +60,7 @@ ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
         ++cache.epoch;
         cache.generation = state().generation;
     }
-    if (cache.last && cache.last->line == line) return cache.last;
-    for (ConditionLine& at : cache.lines)
-        if (at.line == line) return cache.last = &at;
+    if (ConditionLine* known = known_line(cache, line)) return known;
     PyObject* file = canonic_filename(reinterpret_cast<PyCodeObject*>(code)->co_filename);
     if (!file) return nullptr;
     PyObject* bplist = PyObject_GetAttr(state().breakpoint_class, g_names.bplist);
@@ -544,9 +550,7 @@ bool conditions_false_known(const FrameView& view, CodeInfo* info, int line) {
     if (!g_allowed || !info->conditions) return false;
     ConditionCache& cache = *info->conditions;
     if (cache.generation != state().generation) return false;
-    ConditionLine* at = cache.last && cache.last->line == line ? cache.last : nullptr;
-    for (auto it = cache.lines.begin(); !at && it != cache.lines.end(); ++it)
-        if (it->line == line) at = &*it;
+    ConditionLine* at = known_line(cache, line);
     if (!at || !all_false_in_c(view, *at)) return false;
     ++state().conditions_false;
     return true;

@@ -29,14 +29,11 @@ int guard_truth(PyObject* self) {
     EvalFrame running = ts->cframe->current_frame;
     if (!running) return 1;
     PyObject* code = eval_code(running);
-    if (!(reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED)) return 1;
     PyFrameObject* frame = eval_frame_object(running);  // null until something made it
-    const FrameView view{iframe(running)->localsplus, iframe(running)->f_globals, nullptr};
 #else
     PyFrameObject* frame = ts->frame;
     if (!frame) return 1;
     PyObject* code = reinterpret_cast<PyObject*>(frame->f_code);
-    const FrameView view{frame_localsplus(frame), frame->f_globals, frame};
 #endif
     // A line event the engine delivered there already (a trap sprung, the frame resumed at the
     // site's start): the check that follows knows not to repeat it. A jump site's frame resumes
@@ -46,7 +43,13 @@ int guard_truth(PyObject* self) {
     // not among them.
     CodeInfo* info = known_code_info(code);
     if (!info || !info->patch) return 1;
-    if (!conditions_false_known(view, info, line)) return 1;
+#if PY_VERSION_HEX >= 0x030B0000
+    if (!conditions_false_known_running(code, info, line)) return 1;
+#else
+    if (!conditions_false_known(FrameView{frame_localsplus(frame), frame->f_globals, frame}, info,
+                                line))
+        return 1;
+#endif
     ++state().conditions_guarded;
     return 0;
 }
