@@ -27,6 +27,9 @@ workload), each paired with a bare run (no debugger) of the same size in the sam
 
   pdb_cond    pdb.Pdb, a breakpoint on the hottest line with the condition
   dpdb_cond   NativeEngineMixin + pdb.Pdb (DPDB_ENGINE=native, or --engine), the same breakpoint
+  line_event  3.12+, no debugger: a sys.monitoring LINE event on the hottest line alone, given to
+              a builtin that does nothing: the interpreter's own floor for any debugger that
+              hooks the line by events (not in the default rows)
 
 once with the condition `0 > 1` and once with the variable's condition. Each debugger stops
 once right after set_trace() and continues at once, as a user typing 'c' would. The table shows
@@ -57,7 +60,7 @@ import overhead  # noqa: E402  (bench/ is not a package)
 
 PYPERFORMANCE = "1.11.0"
 CACHE = os.path.join(os.path.dirname(HERE), "build", "bench-cache")
-CONFIGS = ["pdb_cond", "dpdb_cond"]
+CONFIGS = ["pdb_cond", "dpdb_cond", "line_event"]
 NEVER = "0 > 1"
 
 
@@ -208,10 +211,41 @@ def profile(benchmarks, name):
             "condition": condition_on(module, name, line, statements[line])}
 
 
+def code_of_line(module, line):
+    """The code object of the module's functions whose instructions include `line`."""
+    todo = [value.__code__ for value in vars(module).values() if hasattr(value, "__code__")]
+    todo += [method.__code__ for cls in vars(module).values() if isinstance(cls, type)
+             for method in vars(cls).values() if hasattr(method, "__code__")]
+    while todo:
+        code = todo.pop()
+        if any(at == line for _, _, at in code.co_lines()):
+            return code
+        todo.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+    raise SystemExit("no function of %s runs line %d" % (module.__file__, line))
+
+
+def line_event_only(module, name, line):
+    """3.12+: a sys.monitoring LINE event on `line` alone, answered by a builtin that does
+    nothing (operator.is_): what the interpreter itself charges for a line event, no debugger."""
+    import operator
+
+    monitoring = sys.monitoring
+    tool = monitoring.PROFILER_ID
+    monitoring.use_tool_id(tool, "line_event")
+    monitoring.register_callback(
+        tool, monitoring.events.LINE,
+        lambda code, at: None if at == line else monitoring.DISABLE)
+    monitoring.set_local_events(tool, code_of_line(module, line), monitoring.events.LINE)
+    PROGRAMS[name][0](module, PROGRAMS[name][1])  # every other line answers DISABLE once
+    monitoring.register_callback(tool, monitoring.events.LINE, operator.is_)
+
+
 def child(config, benchmarks, name, size, line, condition):
     module = load(benchmarks, name)
     stops = []
-    if config != "bare":
+    if config == "line_event":
+        line_event_only(module, name, line)
+    elif config != "bare":
         import pdb
 
         bases = (pdb.Pdb,)
@@ -230,7 +264,7 @@ def child(config, benchmarks, name, size, line, condition):
     PROGRAMS[name][0](module, size)
     elapsed = time.process_time() - start
     hits = None
-    if config != "bare":
+    if config not in ("bare", "line_event"):
         sys.settrace(None)
         # dpdb counts the hits of a false condition in C and writes them into the Breakpoint
         # before any pdb command; an empty line is one that does nothing else.
@@ -262,7 +296,7 @@ class Program:
         result = run_child(self.python, self.pythonpath, [
             "--child", config, self.benchmarks, self.name, size, self.hot["line"],
             condition or ""], engine)
-        if config != "bare" and (result["stops"] != 1 or not result["hits"]):
+        if config not in ("bare", "line_event") and (result["stops"] != 1 or not result["hits"]):
             raise RuntimeError("%s %s on line %d, %r: %d stops, %s hits (want 1 stop, hits)" % (
                 self.name, config, self.hot["line"], condition, result["stops"],
                 result["hits"]))
@@ -298,11 +332,13 @@ def measure(python, pythonpath, benchmarks, args, hottest, rows):
     for name in args.programs:
         program = Program(python, pythonpath, benchmarks, name, hottest[name])
         full = program.calibrate(args.seconds)
-        for suffix, condition in conditions_of(hottest[name]):
+        for index, (suffix, condition) in enumerate(conditions_of(hottest[name])):
             for label, config, engine in rows:
+                if config == "line_event" and index:
+                    continue  # no condition there
                 reduced = config.startswith("pdb")
                 size = max(PROGRAMS[name][1], full // overhead.PDB_REDUCTION) if reduced else full
-                key = "%s, %s" % (label, suffix), name
+                key = (label if config == "line_event" else "%s, %s" % (label, suffix)), name
                 cells[key] = (program.ratio(args.runs, config, size, condition, engine), reduced)
                 print("  %s %-9s %-28s %6.2fx" % (version, name, key[0], cells[key][0]),
                       file=sys.stderr)
@@ -321,9 +357,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="rounds per cell (median)")
     parser.add_argument("--seconds", type=float, default=1.0,
                         help="bare run time each program is sized to (default 1)")
-    for option, known in (("--programs", list(PROGRAMS)), ("--configs", CONFIGS)):
+    for option, known, default in (("--programs", list(PROGRAMS), list(PROGRAMS)),
+                                   ("--configs", CONFIGS, CONFIGS[:2])):
         parser.add_argument(option, type=lambda text, known=known: overhead.names(text, known),
-                            default=known, help="comma-separated, of %s (default all)" % (
+                            default=default, help="comma-separated, of %s (default all)" % (
                                 ", ".join(known)))
     parser.add_argument("--engine", default="native",
                         help="DPDB_ENGINE for dpdb_cond, comma-separated for a row each "
