@@ -1,10 +1,12 @@
 #include "engine/condition_guard.hpp"
 
-#if PY_VERSION_HEX < 0x030C0000
-
 #include "engine/condition.hpp"
 #include "engine/condition_eval.hpp"
+#if PY_VERSION_HEX < 0x030C0000
 #include "engine/legacy.hpp"
+#else
+#include "engine/frame_access.hpp"
+#endif
 
 namespace dpdb::engine {
 namespace {
@@ -16,6 +18,24 @@ struct Guard {
     int start;  // the site's first code unit, where a frame resumes after the line's trap
 };
 
+#if PY_VERSION_HEX >= 0x030C0000
+// 1 (the slow replica: its line event decides) or 0 (the fast one: every condition of the line
+// false, its hit counted; or a tool's callback runs, where CPython sends no line event).
+int guard_truth(PyObject* self) {
+    const Guard* guard = reinterpret_cast<Guard*>(self);
+    PyThreadState* ts = PyThreadState_Get();
+    if (ts->tracing) return 0;
+    if (!state().armed || state().any_nontrivial) return 1;
+    InterpreterFrameHead* running = running_frame(ts);
+    if (!running) return 1;
+    auto* code = static_cast<PyObject*>(running->pointers[kFrameCode]);
+    CodeInfo* info = known_code_info(code);
+    if (!info || !info->fast || !conditions_false_known_running(code, info, guard->line))
+        return 1;
+    ++state().conditions_guarded;
+    return 0;
+}
+#else
 // 1 (call the check) or 0 (every condition of the line false, its hit counted).
 int guard_truth(PyObject* self) {
     const Guard* guard = reinterpret_cast<Guard*>(self);
@@ -53,6 +73,7 @@ int guard_truth(PyObject* self) {
     ++state().conditions_guarded;
     return 0;
 }
+#endif
 
 void guard_dealloc(PyObject* self) {
     PyTypeObject* type = Py_TYPE(self);
@@ -100,5 +121,3 @@ bool is_condition_guard(PyObject* object) {
 }
 
 }  // namespace dpdb::engine
-
-#endif

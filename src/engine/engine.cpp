@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/condition.hpp"
+#include "engine/fast_copy.hpp"
 #include "engine/frame_access.hpp"
 #include "engine/patch.hpp"
 
@@ -297,13 +298,7 @@ Session* current_session() {
     return tls_cache.session;
 }
 
-namespace {
-
-// The breakpoint lines of the file a raw co_filename names (*lines stays null when it holds none).
-// Returns -1 with an exception set.
-// `*canonic_name` (borrowed from the cache), if asked for, is set with `*lines`.
-int breaks_of_file(PyObject* filename, const std::vector<int>** lines,
-                   PyObject** canonic_name = nullptr) {
+int breaks_of_file(PyObject* filename, const std::vector<int>** lines, PyObject** canonic_name) {
     State& st = state();
     if (st.breaks.empty()) return 0;
     PyObject* canonic = canonic_filename(filename);
@@ -320,6 +315,8 @@ int breaks_of_file(PyObject* filename, const std::vector<int>** lines,
     }
     return 0;
 }
+
+namespace {
 
 // pdb's "break function" makes a Breakpoint with a funcname on the def line (co_firstlineno).
 // bdb then considers every line of code starting there: a frame of that function stops at the

@@ -25,6 +25,7 @@
 namespace dpdb::engine {
 
 struct Patch;
+struct FastCopy;
 struct ConditionCache;
 
 enum class Event { kCall, kLine, kReturn, kException, kOpcode };
@@ -77,6 +78,8 @@ struct CodeInfo {
     // superinstruction pairs were last put back; until CPython instruments it again, putting
     // back the pairs around a line whose event was taken out suffices.
     std::uint64_t restored_at_version = UINT64_MAX;
+    // Set on a fast copy (fast_copy.hpp) only, for its whole life.
+    std::unique_ptr<FastCopy> fast;
 #endif
 
     // Where the frames of this code keep the variables each breakpoint condition names
@@ -192,6 +195,11 @@ PyObject* canonic_filename(PyObject* filename);
 // Whether a raw co_filename (a str) names a file holding breakpoints: 1, 0, or -1 with an
 // exception set.
 int is_bp_filename(PyObject* filename);
+// The breakpoint lines of the file a raw co_filename names (*lines stays null when it holds none).
+// Returns -1 with an exception set. `*canonic_name` (borrowed from the cache), if asked for, is
+// set with `*lines`.
+int breaks_of_file(PyObject* filename, const std::vector<int>** lines,
+                   PyObject** canonic_name = nullptr);
 // gc.get_objects(): a new reference to a list. It leaves out what gc.freeze() moved to the
 // permanent generation, so a heap scan first asks frozen_objects().
 PyObject* heap_objects();

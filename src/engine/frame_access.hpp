@@ -55,6 +55,18 @@ constexpr int kFrameGlobals = 3;
 constexpr int kFrameCode = 4;
 constexpr int kFrameGlobals = 1;
 #endif
+#if PY_VERSION_HEX >= 0x030C0000
+// The instruction a frame is at (3.12's prev_instr, 3.13's instr_ptr): in a LINE callback, the
+// line's first unit, which the interpreter reads back after the callback (as a jump by f_lineno).
+constexpr int kFrameInstruction = 7;
+inline int frame_unit(const InterpreterFrameHead* f, PyObject* code) {
+    const auto* at = static_cast<const _Py_CODEUNIT*>(f->pointers[kFrameInstruction]);
+    return static_cast<int>(at - _PyCode_CODE(reinterpret_cast<PyCodeObject*>(code)));
+}
+inline void set_frame_unit(InterpreterFrameHead* f, PyObject* code, int unit) {
+    f->pointers[kFrameInstruction] = _PyCode_CODE(reinterpret_cast<PyCodeObject*>(code)) + unit;
+}
+#endif
 // The frame a thread runs: a C function's caller, without making its frame object.
 inline InterpreterFrameHead* running_frame(PyThreadState* ts) {
 #if PY_VERSION_HEX >= 0x030D0000

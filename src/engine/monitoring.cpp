@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "engine/condition.hpp"
+#include "engine/condition_guard.hpp"
 #include "engine/engine.hpp"
+#include "engine/fast_copy.hpp"
 #include "engine/frame_access.hpp"
 #include "engine/monitoring.hpp"
 #include "engine/superinstructions.hpp"
@@ -294,18 +296,8 @@ PyObject* on_stop_iteration(PyObject*, PyObject* const* args, Py_ssize_t) {
     return exception_event(args[0], args[2]);
 }
 
-PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
+PyObject* line_event(PyObject* code, CodeInfo* info, int line) {
     State& st = state();
-    PyObject* code = args[0];
-    if (!st.armed) return disable(code);
-    int line = PyLong_AsLong(args[1]);
-    // The common hit of a hot conditional breakpoint, from what the line's last hit learned.
-    if (!st.any_nontrivial) {
-        CodeInfo* known = known_code_info(code);
-        if (known && conditions_false_known_running(code, known, line)) return none();
-    }
-    CodeInfo* info = code_info(code);
-    if (!info) return nullptr;
     if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code))
         return disable_line(code);
     // Nobody steps, so bdb would look only for a breakpoint: false conditions need no frame.
@@ -316,6 +308,55 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     // works out anew which lines can stop (the info lives as long as the code).
     if (learning) info->generation = 0;
     return result;
+}
+
+// A line event in a fast copy (fast_copy.hpp). Its slow replica's is the line's event; the fast
+// replica's never is; its start's is while someone steps (the guard then sends every frame the
+// slow way, so the frame skips to the fast replica once the event is delivered).
+PyObject* fast_copy_line(PyObject* code, CodeInfo* info, int line) {
+    InterpreterFrameHead* running = running_frame(PyThreadState_Get());
+    if (!running || running->pointers[kFrameCode] != code) return line_event(code, info, line);
+    const int unit = frame_unit(running, code);
+    const FastSite* site = nullptr;
+    switch (info->fast->locate(unit, &site)) {
+        case FastCopy::At::kFast:
+            restore_later(code, unit);
+            return Py_NewRef(mon().disable);
+        case FastCopy::At::kEnd:
+            // Reached from the tail alone, in the middle of the line: no event of its own.
+            if (state().any_nontrivial || is_step_code(code)) return none();
+            restore_later(code, unit);
+            return Py_NewRef(mon().disable);
+        case FastCopy::At::kStart: {
+            if (!state().any_nontrivial && !is_step_code(code)) {
+                restore_later(code, unit);
+                return Py_NewRef(mon().disable);
+            }
+            PyObject* result = line_event(code, info, line);
+            // Unless bdb moved the frame (a jump), it has had the line: the slow replica's event
+            // would be the same line again.
+            if (result && frame_unit(running, code) == unit) set_frame_unit(running, code, site->fast);
+            return result;
+        }
+        default:
+            return line_event(code, info, line);
+    }
+}
+
+PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
+    State& st = state();
+    PyObject* code = args[0];
+    if (!st.armed) return disable(code);
+    int line = PyLong_AsLong(args[1]);
+    CodeInfo* known = known_code_info(code);
+    // The common hit of a hot conditional breakpoint, from what the line's last hit learned.
+    if (known && !known->fast && !st.any_nontrivial &&
+        conditions_false_known_running(code, known, line))
+        return none();
+    CodeInfo* info = known ? known : code_info(code);
+    if (!info) return nullptr;
+    if (info->fast) return fast_copy_line(code, info, line);
+    return line_event(code, info, line);
 }
 
 // sys.settrace reports a backward jump to the start of the same line as a new "line" event
@@ -435,6 +476,7 @@ int backend_init() {
             reinterpret_cast<AddPendingCall>(::dlsym(RTLD_DEFAULT, "_PyEval_AddPendingCall"));
     }
     scan_init();
+    if (condition_guard_init() < 0 || fast_copy_init() < 0) return -1;
     return 0;
 }
 
@@ -458,7 +500,7 @@ int backend_reconfigure() {
     }
     if (m.applied && m.generation == st.generation && m.global_events == global &&
         m.scan == st.scan && m.step_codes == st.step_codes && m.opcode_codes == opcode_codes)
-        return 0;
+        return fast_copies_update();
     if (clear_locals() < 0) return -1;
     m.scan = st.scan;
     if (st.armed) {
@@ -484,12 +526,13 @@ int backend_reconfigure() {
     m.global_events = global;
     m.step_codes = st.step_codes;
     m.opcode_codes = std::move(opcode_codes);
-    return 0;
+    return fast_copies_update();
 }
 
 void backend_allow(const Mechanisms& allowed) {
     mon().scan_allowed = allowed.scan;
     mon().restore_allowed = allowed.superinstructions;
+    condition_guard_allow(allowed.guard);
 }
 
 PyObject* backend_checker() {
@@ -497,7 +540,9 @@ PyObject* backend_checker() {
 }
 
 PyObject* backend_user_code(PyObject* code) {
-    return code;  // sys.monitoring instruments the user's code in place
+    // sys.monitoring instruments the user's code in place; a fast copy leads back to it.
+    auto* info = static_cast<CodeInfo*>(code_extra(code, state().extra_index));
+    return info && info->fast ? info->fast->original : code;
 }
 
 }  // namespace dpdb::engine

@@ -1,0 +1,470 @@
+#include "engine/fast_copy.hpp"
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+#include <algorithm>
+#include <string>
+
+#include "engine/condition_guard.hpp"
+
+namespace dpdb::engine {
+namespace {
+
+constexpr bool kPy313 = PY_VERSION_HEX >= 0x030D0000;
+
+// What the builder knows of the running interpreter's opcodes (from the `opcode` module).
+struct Opcodes {
+    int caches[256] = {};
+    bool jumps[256] = {};     // has a jump target (relative, in code units after its caches)
+    bool backward[256] = {};  // ...counted backward
+    bool refused[256] = {};   // never displaced: control flow, or state kept between instructions
+    int extended_arg = -1, nop = -1, load_const = -1, to_bool = -1, pop_jump_if_false = -1;
+    int jump_forward = -1, jump_back = -1, resume = -1, for_iter = -1;
+    bool loaded = false;
+};
+Opcodes g_op;
+
+struct Instr {
+    int start = 0;  // first unit (its EXTENDED_ARG prefixes included)
+    int size = 0;   // units, prefixes and caches included
+    int op = 0;
+    int arg = 0;
+};
+
+struct Handler {
+    int start, end, target, depth_lasti;
+};
+
+struct Decoded {
+    const _Py_CODEUNIT* units = nullptr;
+    int n = 0;
+    std::vector<Instr> instrs;
+    std::vector<int> index_at;  // instruction index per unit where one starts, else -1
+    std::vector<int> line_at;
+    std::vector<char> target;   // a jump or a handler lands there
+    std::vector<Handler> handlers;
+    int first_traceable = 0;
+};
+
+int varint(const unsigned char*& p, const unsigned char* end) {
+    int value = 0, shift = 0;
+    while (p < end) {
+        const unsigned char b = *p++;
+        value |= (b & 63) << shift;
+        shift += 6;
+        if (!(b & 64)) break;
+    }
+    return value;
+}
+
+bool decode(PyObject* code, PyObject* raw, Decoded& d) {
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    d.units = reinterpret_cast<const _Py_CODEUNIT*>(PyBytes_AS_STRING(raw));
+    d.n = static_cast<int>(PyBytes_GET_SIZE(raw) / 2);
+    d.index_at.assign(d.n, -1);
+    d.line_at.assign(d.n, -1);
+    d.target.assign(d.n + 2, 0);
+    int extended = 0, prefix_start = -1;
+    for (int u = 0; u < d.n;) {
+        const int op = d.units[u].op.code;
+        const int arg = d.units[u].op.arg | extended;
+        if (prefix_start < 0) prefix_start = u;
+        if (op == g_op.extended_arg) {
+            extended = arg << 8;
+            ++u;
+            continue;
+        }
+        Instr in{prefix_start, u + 1 + g_op.caches[op] - prefix_start, op, arg};
+        d.index_at[prefix_start] = static_cast<int>(d.instrs.size());
+        d.instrs.push_back(in);
+        if (op == g_op.resume && d.first_traceable == 0) d.first_traceable = u + 1;
+        const int next = in.start + in.size;
+        if (g_op.jumps[op]) {
+            const int to = g_op.backward[op] ? next - arg : next + arg;
+            if (to < 0 || to > d.n) return false;
+            d.target[to] = 1;
+            if (op == g_op.for_iter) d.target[to + 1] = 1;  // 3.12's exit lands past END_FOR
+        }
+        extended = 0;
+        prefix_start = -1;
+        u = next;
+    }
+    for (int u = 0; u < d.n; ++u) d.line_at[u] = PyCode_Addr2Line(co, u * 2);
+    PyObject* table = co->co_exceptiontable;
+    const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(table));
+    const auto* end = p + PyBytes_GET_SIZE(table);
+    while (p < end) {
+        Handler h{};
+        h.start = varint(p, end);
+        h.end = h.start + varint(p, end);
+        h.target = varint(p, end);
+        h.depth_lasti = varint(p, end);
+        if (h.target >= d.n) return false;
+        d.target[h.target] = 1;
+        d.handlers.push_back(h);
+    }
+    return true;
+}
+
+const Handler* handler_for(const Decoded& d, int unit) {
+    for (const Handler& h : d.handlers)
+        if (h.start <= unit && unit < h.end) return &h;
+    return nullptr;
+}
+
+// A line starts at `in` as 3.12's instrumentation sees it: its line differs from the previous
+// instruction's, or something jumps there.
+bool starts_line(const Decoded& d, int index) {
+    const Instr& in = d.instrs[index];
+    if (in.start < d.first_traceable || d.line_at[in.start] < 0) return false;
+    if (index == 0 || d.target[in.start]) return true;
+    return d.line_at[d.instrs[index - 1].start] != d.line_at[in.start];
+}
+
+// The units of one instruction with `arg`, its EXTENDED_ARG prefixes and zeroed caches.
+void emit(std::vector<_Py_CODEUNIT>& out, int op, int arg, int width = 0) {
+    int prefixes = arg > 0xFFFF ? 2 : arg > 0xFF ? 1 : 0;
+    prefixes = std::max(prefixes, width - 1);
+    for (int i = prefixes; i > 0; --i) {
+        _Py_CODEUNIT unit{};
+        unit.op.code = static_cast<uint8_t>(g_op.extended_arg);
+        unit.op.arg = static_cast<uint8_t>((arg >> (8 * i)) & 0xFF);
+        out.push_back(unit);
+    }
+    _Py_CODEUNIT unit{};
+    unit.op.code = static_cast<uint8_t>(op);
+    unit.op.arg = static_cast<uint8_t>(arg & 0xFF);
+    out.push_back(unit);
+    for (int i = 0; i < g_op.caches[op]; ++i) out.push_back(_Py_CODEUNIT{});
+}
+
+int arg_width(int arg) {
+    return arg > 0xFFFF ? 3 : arg > 0xFF ? 2 : 1;
+}
+
+// A jump whose argument depends on where it ends: the argument that fits its own width.
+int backward_arg(int at, int to) {
+    for (int width = 1; width <= 3; ++width) {
+        const int arg = at + width + g_op.caches[g_op.jump_back] - to;
+        if (arg_width(arg) <= width) return arg;
+    }
+    return -1;
+}
+
+struct Candidate {
+    FastSite site;
+    int first = 0, last = 0;  // instruction indexes displaced
+};
+
+// Whether the instructions from index `first` can be displaced to cover `width` units.
+bool choose_span(const Decoded& d, int first, int width, Candidate& c) {
+    const Instr& head = d.instrs[first];
+    const Handler* handler = handler_for(d, head.start);
+    int covered = 0, i = first;
+    for (; covered < width; ++i) {
+        if (i >= static_cast<int>(d.instrs.size())) return false;
+        const Instr& in = d.instrs[i];
+        if (g_op.refused[in.op] || d.line_at[in.start] != d.line_at[head.start]) return false;
+        if (i > first && d.target[in.start]) return false;
+        for (int u = in.start; u < in.start + in.size; ++u)
+            if (handler_for(d, u) != handler || d.line_at[u] != d.line_at[head.start])
+                return false;
+        covered += in.size;
+    }
+    // A jump into the line where the tail returns would lose its event there (fast_copy.hpp).
+    if (d.target[head.start + covered]) return false;
+    c.first = first;
+    c.last = i - 1;
+    c.site.start = head.start;
+    c.site.end = head.start + covered;
+    return true;
+}
+
+// Units of a site's tail given its displaced span (the jumps' widths counted at their widest).
+int tail_units(const Candidate& c, int guard_index) {
+    const int span = c.site.end - c.site.start;
+    const int guard = arg_width(guard_index) + (kPy313 ? 1 + g_op.caches[g_op.to_bool] : 0);
+    const int branch = 2 + g_op.caches[g_op.pop_jump_if_false];
+    const int back = 3 + g_op.caches[g_op.jump_back];
+    return guard + branch + 2 * (span + back);
+}
+
+constexpr int kNoLine = INT32_MIN;
+
+void append_lines(std::string& table, int units, int line_delta) {
+    for (bool first = true; units > 0; first = false) {
+        const int chunk = std::min(units, 8);
+        if (line_delta == kNoLine) {
+            table.push_back(static_cast<char>(0x80 | (15 << 3) | (chunk - 1)));
+        } else {
+            table.push_back(static_cast<char>(0x80 | (13 << 3) | (chunk - 1)));
+            const int dl = first ? line_delta : 0;
+            unsigned zig =
+                dl < 0 ? (static_cast<unsigned>(-dl) << 1) | 1 : static_cast<unsigned>(dl) << 1;
+            while (zig >= 64) {
+                table.push_back(static_cast<char>(64 | (zig & 63)));
+                zig >>= 6;
+            }
+            table.push_back(static_cast<char>(zig));
+        }
+        units -= chunk;
+    }
+}
+
+void append_varint(std::string& table, int value, bool first) {
+    int chunks = 1;
+    while (chunks < 6 && (value >> (6 * chunks)) != 0) ++chunks;
+    for (int i = chunks - 1; i >= 0; --i) {
+        int byte = (value >> (6 * i)) & 63;
+        if (i > 0) byte |= 64;
+        if (first && i == chunks - 1) byte |= 128;
+        table.push_back(static_cast<char>(byte));
+    }
+}
+
+// The line the location table leaves its reader on: where the entries appended start from.
+int final_line(PyCodeObject* co) {
+    const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_linetable));
+    const auto* end = p + PyBytes_GET_SIZE(co->co_linetable);
+    int line = co->co_firstlineno;
+    const auto svarint = [&] {
+        const int v = varint(p, end);
+        return (v & 1) ? -(v >> 1) : (v >> 1);
+    };
+    while (p < end) {
+        const int kind = (*p++ >> 3) & 15;
+        if (kind == 14) {
+            line += svarint();
+            varint(p, end);
+            varint(p, end);
+            varint(p, end);
+        } else if (kind == 13) {
+            line += svarint();
+        } else if (kind >= 10 && kind < 13) {
+            line += kind - 10;
+            p += 2;
+        } else if (kind < 10) {
+            p += 1;
+        }
+    }
+    return line;
+}
+
+PyObject* opcode_number(PyObject* opmap, const char* name) {
+    return PyDict_GetItemString(opmap, name);  // borrowed, or null
+}
+
+}  // namespace
+
+FastCopy::At FastCopy::locate(int unit, const FastSite** site) const {
+    for (const FastSite& s : sites) {
+        *site = &s;
+        if (unit == s.start) return At::kStart;
+        if (unit == s.slow) return At::kSlow;
+        if (unit == s.fast) return At::kFast;
+        if (unit == s.end) return At::kEnd;
+    }
+    *site = nullptr;
+    return At::kNone;
+}
+
+int fast_copy_init() {
+    if (g_op.loaded) return 0;
+    PyObject* opcode = PyImport_ImportModule("opcode");
+    PyObject* opmap = opcode ? PyObject_GetAttrString(opcode, "opmap") : nullptr;
+    PyObject* caches = opcode ? PyObject_GetAttrString(opcode, "_inline_cache_entries") : nullptr;
+    int rc = opmap && caches && PyDict_Check(opmap) ? 0 : -1;
+    const auto number = [&](const char* name) {
+        PyObject* found = rc == 0 ? opcode_number(opmap, name) : nullptr;
+        const long value = found ? PyLong_AsLong(found) : -1;
+        return value >= 0 && value < 256 ? static_cast<int>(value) : -1;
+    };
+    if (rc == 0) {
+        // 3.12 lists the cache entries per opcode number, 3.13 names them.
+        PyObject *name, *number_object;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(opmap, &pos, &name, &number_object)) {
+            const long op = PyLong_AsLong(number_object);
+            if (op < 0 || op >= 256) continue;
+            PyObject* count = PyDict_Check(caches) ? PyDict_GetItem(caches, name)
+                              : op < PyList_Size(caches) ? PyList_GetItem(caches, op)
+                                                         : nullptr;
+            g_op.caches[op] = count ? static_cast<int>(PyLong_AsLong(count)) : 0;
+        }
+        for (const char* name : {"JUMP_FORWARD", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
+                                 "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "FOR_ITER", "SEND"})
+            if (const int op = number(name); op >= 0) g_op.jumps[op] = true;
+        for (const char* name : {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
+            if (const int op = number(name); op >= 0) g_op.jumps[op] = g_op.backward[op] = true;
+        for (int op = 0; op < 256; ++op) g_op.refused[op] = g_op.jumps[op];
+        for (const char* name :
+             {"RESUME", "YIELD_VALUE", "RETURN_GENERATOR", "END_FOR", "END_SEND", "CLEANUP_THROW",
+              "KW_NAMES", "MAKE_CELL", "COPY_FREE_VARS", "ENTER_EXECUTOR", "EXTENDED_ARG",
+              "PUSH_EXC_INFO", "CACHE", "RESERVED"})
+            if (const int op = number(name); op >= 0) g_op.refused[op] = true;
+        g_op.extended_arg = number("EXTENDED_ARG");
+        g_op.nop = number("NOP");
+        g_op.load_const = number("LOAD_CONST");
+        g_op.to_bool = number("TO_BOOL");
+        g_op.pop_jump_if_false = number("POP_JUMP_IF_FALSE");
+        g_op.jump_forward = number("JUMP_FORWARD");
+        g_op.jump_back = number("JUMP_BACKWARD_NO_INTERRUPT");
+        g_op.resume = number("RESUME");
+        g_op.for_iter = number("FOR_ITER");
+        if (PyErr_Occurred() || g_op.extended_arg < 0 || g_op.nop < 0 || g_op.load_const < 0 ||
+            (kPy313 && g_op.to_bool < 0) || g_op.pop_jump_if_false < 0 || g_op.jump_forward < 0 ||
+            g_op.jump_back < 0 || g_op.resume < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "unknown opcodes");
+            rc = -1;
+        }
+    }
+    Py_XDECREF(caches);
+    Py_XDECREF(opmap);
+    Py_XDECREF(opcode);
+    g_op.loaded = rc == 0;
+    return rc;
+}
+
+PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, FastCopy** copy) {
+    *copy = nullptr;
+    if (!g_op.loaded || !condition_guard_allowed()) return nullptr;
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    PyObject* raw = PyObject_GetAttrString(code, "co_code");
+    if (!raw) return nullptr;
+    Decoded d;
+    if (!decode(code, raw, d)) {
+        Py_DECREF(raw);
+        return nullptr;
+    }
+    const Py_ssize_t base_consts = PyTuple_GET_SIZE(co->co_consts);
+    // Every entry of a breakpoint line that can be displaced; the tails' sizes are counted at
+    // their widest, so the jumps at the starts know how far they reach.
+    std::vector<Candidate> chosen;
+    int tail_at = d.n;
+    for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
+        const int line = d.line_at[d.instrs[i].start];
+        if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line) || !starts_line(d, i))
+            continue;
+        Candidate c;
+        c.site.line = line;
+        if (!choose_span(d, i, arg_width(tail_at - d.instrs[i].start), c)) continue;
+        chosen.push_back(c);
+        tail_at += tail_units(c, static_cast<int>(base_consts + chosen.size()));
+    }
+    if (chosen.empty()) {
+        Py_DECREF(raw);
+        return nullptr;
+    }
+    // The body: the original, each span a jump to its tail padded with NOPs.
+    std::vector<_Py_CODEUNIT> out(d.units, d.units + d.n);
+    std::vector<_Py_CODEUNIT> tails;
+    std::string lines(PyBytes_AS_STRING(co->co_linetable), PyBytes_GET_SIZE(co->co_linetable));
+    std::string handlers(PyBytes_AS_STRING(co->co_exceptiontable),
+                         PyBytes_GET_SIZE(co->co_exceptiontable));
+    PyObject* consts = PyTuple_New(base_consts + static_cast<Py_ssize_t>(chosen.size()));
+    for (Py_ssize_t k = 0; consts && k < base_consts; ++k)
+        PyTuple_SET_ITEM(consts, k, Py_NewRef(PyTuple_GET_ITEM(co->co_consts, k)));
+    int line = final_line(co);
+    auto* made = new FastCopy;
+    bool ok = consts != nullptr;
+    for (std::size_t s = 0; ok && s < chosen.size(); ++s) {
+        Candidate& c = chosen[s];
+        const int tail = d.n + static_cast<int>(tails.size());
+        const int span = c.site.end - c.site.start;
+        // The jump counts from its own end (NOPs pad the rest of the span).
+        int width = 1;
+        while (width < 3 && arg_width(tail - (c.site.start + width)) > width) ++width;
+        std::vector<_Py_CODEUNIT> jump;
+        emit(jump, g_op.jump_forward, tail - (c.site.start + width), width);
+        if (static_cast<int>(jump.size()) > span) {
+            ok = false;  // cannot happen: the span was chosen for a longer reach
+            break;
+        }
+        while (static_cast<int>(jump.size()) < span) {
+            _Py_CODEUNIT nop{};
+            nop.op.code = static_cast<uint8_t>(g_op.nop);
+            jump.push_back(nop);
+        }
+        std::copy(jump.begin(), jump.end(), out.begin() + c.site.start);
+        const int guard_index = static_cast<int>(base_consts + s);
+        PyObject* guard = new_condition_guard(c.site.line, c.site.start);
+        if (!guard) {
+            ok = false;
+            break;
+        }
+        PyTuple_SET_ITEM(consts, guard_index, guard);
+        std::vector<_Py_CODEUNIT> t;
+        emit(t, g_op.load_const, guard_index);
+        if (kPy313) emit(t, g_op.to_bool, 0);
+        // The slow replica's length decides the branch; its own jump back is sized first.
+        const int branch_at = static_cast<int>(t.size());
+        const int slow_guess = span + 3 + g_op.caches[g_op.jump_back];
+        const int branch_width = arg_width(slow_guess);
+        const int slow = tail + branch_at + branch_width + g_op.caches[g_op.pop_jump_if_false];
+        const int slow_back = backward_arg(slow + span, c.site.end);
+        const int slow_len = span + arg_width(slow_back) + g_op.caches[g_op.jump_back];
+        emit(t, g_op.pop_jump_if_false, slow_len, branch_width);
+        const int guard_units = static_cast<int>(t.size());
+        t.insert(t.end(), d.units + c.site.start, d.units + c.site.end);
+        emit(t, g_op.jump_back, slow_back);
+        const int fast = tail + static_cast<int>(t.size());
+        const int fast_back = backward_arg(fast + span, c.site.end);
+        t.insert(t.end(), d.units + c.site.start, d.units + c.site.end);
+        emit(t, g_op.jump_back, fast_back);
+        if (slow_back < 0 || fast_back < 0 || slow != tail + guard_units) {
+            ok = false;
+            break;
+        }
+        c.site.slow = slow;
+        c.site.fast = fast;
+        // The jumps back have no line: `end` is now a jump target, so a line start where the
+        // engine's event must be taken out, which a jump from the same line would hide.
+        const int back_len = slow_len - span;
+        append_lines(lines, guard_units, kNoLine);
+        append_lines(lines, span, c.site.line - line);
+        append_lines(lines, back_len, kNoLine);
+        append_lines(lines, span, 0);
+        append_lines(lines, static_cast<int>(t.size()) - guard_units - slow_len - span, kNoLine);
+        line = c.site.line;
+        if (const Handler* h = handler_for(d, c.site.start)) {
+            append_varint(handlers, tail, true);
+            append_varint(handlers, static_cast<int>(t.size()), false);
+            append_varint(handlers, h->target, false);
+            append_varint(handlers, h->depth_lasti, false);
+        }
+        tails.insert(tails.end(), t.begin(), t.end());
+        made->sites.push_back(c.site);
+    }
+    Py_DECREF(raw);
+    PyObject* result = nullptr;
+    if (ok) {
+        out.insert(out.end(), tails.begin(), tails.end());
+        PyObject* replace = PyObject_GetAttrString(code, "replace");
+        PyObject* kwargs = Py_BuildValue(
+            "{s:N,s:O,s:N,s:N,s:i}", "co_code",
+            PyBytes_FromStringAndSize(reinterpret_cast<const char*>(out.data()),
+                                      static_cast<Py_ssize_t>(out.size() * sizeof(_Py_CODEUNIT))),
+            "co_consts", consts, "co_linetable",
+            PyBytes_FromStringAndSize(lines.data(), static_cast<Py_ssize_t>(lines.size())),
+            "co_exceptiontable",
+            PyBytes_FromStringAndSize(handlers.data(), static_cast<Py_ssize_t>(handlers.size())),
+            "co_stacksize", co->co_stacksize + 1);
+        PyObject* args = replace && kwargs ? PyTuple_New(0) : nullptr;
+        result = args ? PyObject_Call(replace, args, kwargs) : nullptr;
+        Py_XDECREF(args);
+        Py_XDECREF(kwargs);
+        Py_XDECREF(replace);
+    }
+    Py_XDECREF(consts);
+    if (!result) {
+        delete made;
+        return nullptr;
+    }
+    made->original = Py_NewRef(code);
+    *copy = made;
+    return result;
+}
+
+}  // namespace dpdb::engine
+
+#endif

@@ -1,0 +1,67 @@
+// CPython 3.12+: a breakpoint line whose conditions are false costs no line event.
+//
+// sys.monitoring's LINE event costs the interpreter itself more than the goal allows on hot lines
+// (bench/programs.py's line_event row: up to 1.17x before any tool runs). So the functions whose
+// code holds breakpoint lines run a copy of it (their __code__, as 3.11's swap mode does) in which
+// each entry of such a line jumps to a tail appended after the code:
+//
+//   start:  JUMP_FORWARD tail                  (the line's own first units; its event taken out)
+//   tail:   LOAD_CONST <guard>; [TO_BOOL;] POP_JUMP_IF_FALSE fast          (no line)
+//   slow:   <the displaced units>; JUMP_BACKWARD_NO_INTERRUPT end   (the line; the jump none)
+//   fast:   <the displaced units>; JUMP_BACKWARD_NO_INTERRUPT end   (the line; the jump none)
+//
+// The guard (condition_guard.hpp) answers in C: false when every condition of the line is known
+// false (its hits counted), so the frame takes the fast replica, which runs no event. Anything
+// else takes the slow replica, a line start of its own whose LINE event is the line's event, so
+// bdb gets it exactly as from the original code: stops, `j`, steps. While someone steps, the
+// event at `start` is delivered instead and the frame then skips to the fast replica.
+//
+// Everything else in the copy is the original, frames running the original keep its events, and
+// a line the copy cannot take (see build_fast_copy) keeps its event in the copy: the copy only
+// ever takes events away where they would have answered nothing.
+#pragma once
+
+#include <Python.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+#include <vector>
+
+namespace dpdb::engine {
+
+struct FastSite {
+    int line = 0;
+    int start = 0;  // the entry's first code unit, where the jump to the tail sits
+    int end = 0;    // the first unit after the displaced span
+    int slow = 0;   // the slow replica's first unit
+    int fast = 0;   // the fast replica's first unit
+};
+
+// Owned by the copy's CodeInfo.
+struct FastCopy {
+    PyObject* original = nullptr;  // strong
+    std::vector<FastSite> sites;   // ordered by start
+
+    ~FastCopy() { Py_XDECREF(original); }
+    FastCopy() = default;
+    FastCopy(const FastCopy&) = delete;
+    FastCopy& operator=(const FastCopy&) = delete;
+    enum class At { kNone, kStart, kSlow, kFast, kEnd };
+    // Which part of which site the code unit `unit` begins, if any.
+    At locate(int unit, const FastSite** site) const;
+};
+
+// Loads what the builder needs from the `opcode` module. Returns -1 with an exception set.
+int fast_copy_init();
+
+// A copy of `code` with a tail for every entry of the lines in `bp_lines` (sorted) that can take
+// one, or null when none can (no exception) or on failure (an exception set). *copy describes it.
+PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, FastCopy** copy);
+
+// fast_swap.cpp: after every reconfiguration, the functions that run a copy for this generation
+// of breakpoints (none while disarmed). Returns -1 with an exception set.
+int fast_copies_update();
+
+}  // namespace dpdb::engine
+
+#endif

@@ -1,0 +1,116 @@
+// CPython 3.12+: which functions run a fast copy (fast_copy.hpp).
+//
+// At every change of breakpoints (a new generation) the functions given copies get their
+// original code back, and a heap scan gives every function whose code holds a breakpoint line
+// that can take a tail its copy, through its `__code__` setter (which also resets CPython's
+// function version, so calls re-specialise). Frames already running keep the code they run, and
+// functions made later from an original (a closure, a method of a class made later) run it with
+// its line events: slower, never wrong. While breakpoints are disarmed, no function keeps one.
+#include <Python.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+#include <unordered_map>
+#include <vector>
+
+#include "engine/condition_guard.hpp"
+#include "engine/engine.hpp"
+#include "engine/fast_copy.hpp"
+
+namespace dpdb::engine {
+namespace {
+
+struct Swapped {
+    PyObject* function;  // strong
+    PyObject* copy;      // strong: what the function was given
+};
+
+std::vector<Swapped> g_swapped;
+std::uint64_t g_generation = 0;
+
+// Gives every function its code back, unless the program set another since. Returns -1 with an
+// exception set (the rest are still given theirs).
+int give_back() {
+    int rc = 0;
+    std::vector<Swapped> swapped;
+    swapped.swap(g_swapped);
+    for (Swapped& s : swapped) {
+        CodeInfo* info = static_cast<CodeInfo*>(code_extra(s.copy, state().extra_index));
+        if (rc == 0 && PyFunction_GET_CODE(s.function) == s.copy && info && info->fast &&
+            PyObject_SetAttrString(s.function, "__code__", info->fast->original) < 0)
+            rc = -1;
+        Py_DECREF(s.function);
+        Py_DECREF(s.copy);
+    }
+    return rc;
+}
+
+// The copy of `code` for this generation, made once per code object (null: none, or failure
+// with an exception set).
+PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made) {
+    auto known = made.find(code);
+    if (known != made.end()) return known->second;
+    PyObject* copy = nullptr;
+    const std::vector<int>* lines = nullptr;
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    CodeInfo* already = static_cast<CodeInfo*>(code_extra(code, state().extra_index));
+    if (already && already->fast) {
+        made.emplace(code, nullptr);  // a copy itself (a function the program gave one)
+        return nullptr;
+    }
+    if (breaks_of_file(co->co_filename, &lines) < 0) return nullptr;
+    if (lines) {
+        FastCopy* described = nullptr;
+        copy = build_fast_copy(code, *lines, &described);
+        if (copy) {
+            CodeInfo* info = code_info(copy);
+            if (!info) {
+                delete described;
+                Py_CLEAR(copy);
+                return nullptr;
+            }
+            info->fast.reset(described);
+        } else if (PyErr_Occurred()) {
+            return nullptr;
+        }
+    }
+    made.emplace(code, copy);  // the map holds the reference
+    return copy;
+}
+
+}  // namespace
+
+int fast_copies_update() {
+    State& st = state();
+    const bool wanted = st.armed && !st.breaks.empty() && condition_guard_allowed();
+    if (wanted && g_generation == st.generation) return 0;
+    if (!wanted && g_swapped.empty()) return 0;
+    g_generation = st.generation;
+    if (give_back() < 0) return -1;
+    if (!wanted) return 0;
+    PyObject* objects = heap_objects();
+    if (!objects) return -1;
+    std::unordered_map<PyObject*, PyObject*> made;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(objects); ++i) {
+        PyObject* function = PyList_GET_ITEM(objects, i);
+        if (!PyFunction_Check(function)) continue;
+        PyObject* copy = copy_of(PyFunction_GET_CODE(function), made);
+        if (!copy) {
+            if (PyErr_Occurred()) rc = -1;
+            continue;
+        }
+        if (PyObject_SetAttrString(function, "__code__", copy) < 0) {
+            rc = -1;
+            break;
+        }
+        g_swapped.push_back({Py_NewRef(function), Py_NewRef(copy)});
+    }
+    Py_DECREF(objects);
+    for (auto& [code, copy] : made) Py_XDECREF(copy);
+    return rc;
+}
+
+}  // namespace dpdb::engine
+
+#endif
