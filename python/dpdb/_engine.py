@@ -38,8 +38,9 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
     simple conditions (comparisons of variables and constants, ``and``/``or``/``not``) answered
     in C and the hits counted in C until bdb or pdb looks;
 ``noguard``
-    3.9-3.11 only: ``native`` with every compiled-in check called at every hit of its line,
-    instead of skipped without a call while the line's conditions are known false in C;
+    ``native`` without the guards that answer a breakpoint line's conditions in the code itself
+    while they are known false in C: on 3.9-3.11 every compiled-in check is called at every hit
+    of its line, on 3.12+ no function is given a fast copy (every hit is a line event);
 ``noswap``
     3.9-3.11 only: ``native`` without 3.11's swap mode (the evaluator is installed whenever
     breakpoints are armed); the same as ``native`` on 3.9 and 3.10;
@@ -79,7 +80,7 @@ __all__ = [
 
 STRATEGIES = ("native", "nocond", "condpy", "noguard", "noswap", "noscan", "nosuper", "gate", "tracer", "bdb")
 # Strategies that exist on 3.9-3.11 only, and on 3.12+ only.
-LEGACY_STRATEGIES = ("noguard", "noswap", "gate", "tracer")
+LEGACY_STRATEGIES = ("noswap", "gate", "tracer")
 MONITORING_STRATEGIES = ("noscan", "nosuper")
 
 try:

@@ -279,11 +279,11 @@ const ConditionSlots* slots_known(PyObject* code, CodeInfo* info, PyObject* comp
 
 int fast_truth_in(const FrameView& view, const ConditionSlots& found) {
     if (!found.fast) return -1;
-    if (found.fast->slot_vs_int) {
+    if (found.fast->slot_vs_const) {
         const ConditionSlots::Slot& slot = found.slots[found.fast->simple_slot];
         PyObject* value = view.localsplus[slot.index];
         if (value && slot.cell && PyCell_Check(value)) value = PyCell_GET(value);
-        const int truth = value ? fast_truth_slot_vs_int(*found.fast, value) : -1;
+        const int truth = value ? fast_truth_slot_vs_const(*found.fast, value) : -1;
         if (truth >= 0) return truth;
     }
     PyObject* values[kMaxArgs];

@@ -341,31 +341,33 @@ int mirrored(int op) {
     }
 }
 
-void find_slot_vs_int(FastCondition& fast) {
+void find_slot_vs_const(FastCondition& fast) {
     const Node& root = fast.nodes.back();
-    if (root.kind != FastCondition::kCompare || root.op == FastCondition::kIs ||
-        root.op == FastCondition::kIsNot)
-        return;
+    if (root.kind != FastCondition::kCompare) return;
     const Node& left = fast.nodes[root.kids[0]];
     const Node& right = fast.nodes[root.kids[1]];
     const bool slot_left = left.kind == FastCondition::kSlot;
     const Node& slot = slot_left ? left : right;
     const Node& constant = slot_left ? right : left;
-    long value = 0;
-    if (slot.kind != FastCondition::kSlot || constant.kind != FastCondition::kConst ||
-        !small_int(constant.object, &value))
-        return;
-    fast.slot_vs_int = true;
+    if (slot.kind != FastCondition::kSlot || constant.kind != FastCondition::kConst) return;
+    fast.slot_vs_const = true;
     fast.simple_slot = slot.slot;
     fast.simple_op = slot_left ? root.op : mirrored(root.op);
-    fast.simple_int = value;
+    fast.simple_const = constant.object;
+    fast.simple_is_int = small_int(constant.object, &fast.simple_int);
 }
 
 }  // namespace
 
-int fast_truth_slot_vs_int(const FastCondition& fast, PyObject* value) {
+int fast_truth_slot_vs_const(const FastCondition& fast, PyObject* value) {
+    const int op = fast.simple_op;
+    if (op == FastCondition::kIs) return value == fast.simple_const;
+    if (op == FastCondition::kIsNot) return value != fast.simple_const;
     long a = 0;
-    return small_int(value, &a) ? compare_longs(a, fast.simple_int, fast.simple_op) : -1;
+    if (fast.simple_is_int && small_int(value, &a)) return compare_longs(a, fast.simple_int, op);
+    if ((op == Py_EQ || op == Py_NE) && identity_decides(value, fast.simple_const))
+        return (value == fast.simple_const) == (op == Py_EQ);
+    return -1;
 }
 
 FastCondition::~FastCondition() {
@@ -390,7 +392,7 @@ FastCondition* fast_condition(PyObject* cond, const std::vector<PyObject*>& name
         delete fast;
         fast = nullptr;
     } else {
-        find_slot_vs_int(*fast);
+        find_slot_vs_const(*fast);
     }
     Py_XDECREF(body);
     Py_XDECREF(tree);

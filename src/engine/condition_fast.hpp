@@ -30,11 +30,14 @@ struct FastCondition {
         std::vector<int> kids;       // kCompare: left, right; kAnd, kOr, kNot: operands
     };
     std::vector<Node> nodes;  // the root last
-    // The commonest shape, `variable OP int` (`n < 0`, `rank == 3`): the variable's index, the
-    // int and the operator (as seen from the variable), answered without walking the nodes.
-    bool slot_vs_int = false;
+    // The commonest shape, `variable OP constant` (`n < 0`, `rank == 3`, `x is None`): the
+    // variable's index, the constant (borrowed from its node) and the operator (as seen from the
+    // variable), answered without walking the nodes; an int constant also as a machine word.
+    bool slot_vs_const = false;
     int simple_slot = 0;
     int simple_op = 0;
+    PyObject* simple_const = nullptr;
+    bool simple_is_int = false;
     long simple_int = 0;
     FastCondition() = default;
     FastCondition(const FastCondition&) = delete;
@@ -50,9 +53,9 @@ void fast_conditions_allow(bool on);
 // exception set, when the condition is beyond it or it is off.
 FastCondition* fast_condition(PyObject* cond, const std::vector<PyObject*>& names);
 
-// `variable OP int`'s truth for the variable's value: 1 or 0, or -1 when it cannot tell (not
-// an int of a machine word).
-int fast_truth_slot_vs_int(const FastCondition& fast, PyObject* value);
+// `variable OP constant`'s truth for the variable's value: 1 or 0, or -1 when it cannot tell
+// without the nodes.
+int fast_truth_slot_vs_const(const FastCondition& fast, PyObject* value);
 
 // The condition's truth with these values and globals: 1 or 0, or -1 when it cannot tell (the
 // caller evaluates the condition in Python). Never sets an exception.

@@ -1,5 +1,7 @@
 #include "engine/condition_guard.hpp"
 
+#include <new>
+
 #include "engine/condition.hpp"
 #include "engine/condition_eval.hpp"
 #if PY_VERSION_HEX < 0x030C0000
@@ -16,6 +18,11 @@ bool g_allowed = true;
 struct Guard {
     PyObject_HEAD int line;
     int start;  // the site's first code unit, where a frame resumes after the line's trap
+#if PY_VERSION_HEX >= 0x030C0000
+    FastSite site;
+    PyObject* code;  // condition_guard_bind's
+    CodeInfo* info;
+#endif
 };
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -27,11 +34,12 @@ int guard_truth(PyObject* self) {
     if (ts->tracing) return 0;
     if (!state().armed || state().any_nontrivial) return 1;
     InterpreterFrameHead* running = running_frame(ts);
-    if (!running) return 1;
-    auto* code = static_cast<PyObject*>(running->pointers[kFrameCode]);
-    CodeInfo* info = known_code_info(code);
-    if (!info || !info->fast || !conditions_false_known_running(code, info, guard->line))
-        return 1;
+    // Code the program derived from the copy (code.replace) has its own CodeInfo, and its line
+    // events decide.
+    if (!running || !guard->info || running->pointers[kFrameCode] != guard->code) return 1;
+    const FrameView view{running->localsplus,
+                         static_cast<PyObject*>(running->pointers[kFrameGlobals]), nullptr};
+    if (!conditions_false_known(view, guard->info, guard->line)) return 1;
     ++state().conditions_guarded;
     return 0;
 }
@@ -112,6 +120,10 @@ PyObject* new_condition_guard(int line, int start) {
     if (guard) {
         guard->line = line;
         guard->start = start;
+#if PY_VERSION_HEX >= 0x030C0000
+        guard->code = nullptr;
+        guard->info = nullptr;
+#endif
     }
     return reinterpret_cast<PyObject*>(guard);
 }
@@ -119,5 +131,22 @@ PyObject* new_condition_guard(int line, int start) {
 bool is_condition_guard(PyObject* object) {
     return g_type && Py_TYPE(object) == g_type;
 }
+
+#if PY_VERSION_HEX >= 0x030C0000
+PyObject* new_fast_copy_guard(const FastSite& site) {
+    PyObject* guard = new_condition_guard(site.line, site.start);
+    if (guard) new (&reinterpret_cast<Guard*>(guard)->site) FastSite(site);
+    return guard;
+}
+
+const FastSite& condition_guard_site(PyObject* guard) {
+    return reinterpret_cast<Guard*>(guard)->site;
+}
+
+void condition_guard_bind(PyObject* guard, PyObject* code, CodeInfo* info) {
+    reinterpret_cast<Guard*>(guard)->code = code;
+    reinterpret_cast<Guard*>(guard)->info = info;
+}
+#endif
 
 }  // namespace dpdb::engine

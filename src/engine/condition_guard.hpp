@@ -11,6 +11,10 @@
 
 #include <Python.h>
 
+#if PY_VERSION_HEX >= 0x030C0000
+#include "engine/fast_copy.hpp"
+#endif
+
 namespace dpdb::engine {
 
 // Readies the guard's type. Returns -1 with an exception set.
@@ -25,5 +29,16 @@ bool condition_guard_allowed();
 // an exception set.
 PyObject* new_condition_guard(int line, int start);
 bool is_condition_guard(PyObject* object);
+
+#if PY_VERSION_HEX >= 0x030C0000
+// 3.12+: a guard for `site` of a fast copy; it keeps the site's units, so that code the program
+// derives from the copy (code.replace) can be read by its guards alone.
+PyObject* new_fast_copy_guard(const FastSite& site);
+const FastSite& condition_guard_site(PyObject* guard);
+struct CodeInfo;
+// The fast copy whose tail loads the guard, and its CodeInfo (both borrowed: the copy's
+// FastCopy binds its guards and unbinds them, with nulls, when the copy goes).
+void condition_guard_bind(PyObject* guard, PyObject* code, CodeInfo* info);
+#endif
 
 }  // namespace dpdb::engine

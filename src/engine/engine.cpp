@@ -373,6 +373,9 @@ CodeInfo* code_info(PyObject* code) {
             delete info;
             return nullptr;
         }
+#if PY_VERSION_HEX >= 0x030C0000
+        info->fast.reset(fast_copy_derived(code));
+#endif
     }
     info->generation = st.generation;
     info->in_bp_file = false;

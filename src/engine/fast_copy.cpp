@@ -6,6 +6,8 @@
 #include <string>
 
 #include "engine/condition_guard.hpp"
+#include "engine/frame_access.hpp"
+#include "engine/line_table.hpp"
 
 namespace dpdb::engine {
 namespace {
@@ -23,6 +25,7 @@ struct Opcodes {
     bool loaded = false;
 };
 Opcodes g_op;
+bool g_making = false;
 
 struct Instr {
     int start = 0;  // first unit (its EXTENDED_ARG prefixes included)
@@ -36,7 +39,7 @@ struct Handler {
 };
 
 struct Decoded {
-    const _Py_CODEUNIT* units = nullptr;
+    const CodeUnit* units = nullptr;
     int n = 0;
     std::vector<Instr> instrs;
     std::vector<int> index_at;  // instruction index per unit where one starts, else -1
@@ -46,28 +49,17 @@ struct Decoded {
     int first_traceable = 0;
 };
 
-int varint(const unsigned char*& p, const unsigned char* end) {
-    int value = 0, shift = 0;
-    while (p < end) {
-        const unsigned char b = *p++;
-        value |= (b & 63) << shift;
-        shift += 6;
-        if (!(b & 64)) break;
-    }
-    return value;
-}
-
 bool decode(PyObject* code, PyObject* raw, Decoded& d) {
     auto* co = reinterpret_cast<PyCodeObject*>(code);
-    d.units = reinterpret_cast<const _Py_CODEUNIT*>(PyBytes_AS_STRING(raw));
+    d.units = reinterpret_cast<const CodeUnit*>(PyBytes_AS_STRING(raw));
     d.n = static_cast<int>(PyBytes_GET_SIZE(raw) / 2);
     d.index_at.assign(d.n, -1);
     d.line_at.assign(d.n, -1);
     d.target.assign(d.n + 2, 0);
     int extended = 0, prefix_start = -1;
     for (int u = 0; u < d.n;) {
-        const int op = d.units[u].op.code;
-        const int arg = d.units[u].op.arg | extended;
+        const int op = d.units[u].op;
+        const int arg = d.units[u].arg | extended;
         if (prefix_start < 0) prefix_start = u;
         if (op == g_op.extended_arg) {
             extended = arg << 8;
@@ -95,10 +87,10 @@ bool decode(PyObject* code, PyObject* raw, Decoded& d) {
     const auto* end = p + PyBytes_GET_SIZE(table);
     while (p < end) {
         Handler h{};
-        h.start = varint(p, end);
-        h.end = h.start + varint(p, end);
-        h.target = varint(p, end);
-        h.depth_lasti = varint(p, end);
+        h.start = table_varint(p, end);
+        h.end = h.start + table_varint(p, end);
+        h.target = table_varint(p, end);
+        h.depth_lasti = table_varint(p, end);
         if (h.target >= d.n) return false;
         d.target[h.target] = 1;
         d.handlers.push_back(h);
@@ -122,20 +114,20 @@ bool starts_line(const Decoded& d, int index) {
 }
 
 // The units of one instruction with `arg`, its EXTENDED_ARG prefixes and zeroed caches.
-void emit(std::vector<_Py_CODEUNIT>& out, int op, int arg, int width = 0) {
+void emit(std::vector<CodeUnit>& out, int op, int arg, int width = 0) {
     int prefixes = arg > 0xFFFF ? 2 : arg > 0xFF ? 1 : 0;
     prefixes = std::max(prefixes, width - 1);
     for (int i = prefixes; i > 0; --i) {
-        _Py_CODEUNIT unit{};
-        unit.op.code = static_cast<uint8_t>(g_op.extended_arg);
-        unit.op.arg = static_cast<uint8_t>((arg >> (8 * i)) & 0xFF);
+        CodeUnit unit{};
+        unit.op = static_cast<uint8_t>(g_op.extended_arg);
+        unit.arg = static_cast<uint8_t>((arg >> (8 * i)) & 0xFF);
         out.push_back(unit);
     }
-    _Py_CODEUNIT unit{};
-    unit.op.code = static_cast<uint8_t>(op);
-    unit.op.arg = static_cast<uint8_t>(arg & 0xFF);
+    CodeUnit unit{};
+    unit.op = static_cast<uint8_t>(op);
+    unit.arg = static_cast<uint8_t>(arg & 0xFF);
     out.push_back(unit);
-    for (int i = 0; i < g_op.caches[op]; ++i) out.push_back(_Py_CODEUNIT{});
+    for (int i = 0; i < g_op.caches[op]; ++i) out.push_back(CodeUnit{});
 }
 
 int arg_width(int arg) {
@@ -171,8 +163,9 @@ bool choose_span(const Decoded& d, int first, int width, Candidate& c) {
                 return false;
         covered += in.size;
     }
-    // A jump into the line where the tail returns would lose its event there (fast_copy.hpp).
-    if (d.target[head.start + covered]) return false;
+    // A jump into the line where the tail returns would lose its event there (fast_copy.hpp);
+    // a line that ends the code (a return) runs once per call.
+    if (head.start + covered >= d.n || d.target[head.start + covered]) return false;
     c.first = first;
     c.last = i - 1;
     c.site.start = head.start;
@@ -222,39 +215,42 @@ void append_varint(std::string& table, int value, bool first) {
     }
 }
 
-// The line the location table leaves its reader on: where the entries appended start from.
-int final_line(PyCodeObject* co) {
-    const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_linetable));
-    const auto* end = p + PyBytes_GET_SIZE(co->co_linetable);
-    int line = co->co_firstlineno;
-    const auto svarint = [&] {
-        const int v = varint(p, end);
-        return (v & 1) ? -(v >> 1) : (v >> 1);
-    };
-    while (p < end) {
-        const int kind = (*p++ >> 3) & 15;
-        if (kind == 14) {
-            line += svarint();
-            varint(p, end);
-            varint(p, end);
-            varint(p, end);
-        } else if (kind == 13) {
-            line += svarint();
-        } else if (kind >= 10 && kind < 13) {
-            line += kind - 10;
-            p += 2;
-        } else if (kind < 10) {
-            p += 1;
-        }
-    }
-    return line;
-}
-
 PyObject* opcode_number(PyObject* opmap, const char* name) {
     return PyDict_GetItemString(opmap, name);  // borrowed, or null
 }
 
 }  // namespace
+
+FastCopy::~FastCopy() {
+    for (PyObject* guard : guards) {
+        condition_guard_bind(guard, nullptr, nullptr);
+        Py_DECREF(guard);
+    }
+    Py_XDECREF(original);
+}
+
+void FastCopy::bind(PyObject* copy, CodeInfo* info) const {
+    for (PyObject* guard : guards) condition_guard_bind(guard, copy, info);
+}
+
+bool making_fast_copy() {
+    return g_making;
+}
+
+FastCopy* fast_copy_derived(PyObject* code) {
+    PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
+    FastCopy* found = nullptr;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i) {
+        PyObject* item = PyTuple_GET_ITEM(consts, i);
+        if (!is_condition_guard(item)) continue;
+        if (!found) found = new FastCopy;
+        found->sites.push_back(condition_guard_site(item));
+    }
+    if (found)
+        std::sort(found->sites.begin(), found->sites.end(),
+                  [](const FastSite& a, const FastSite& b) { return a.start < b.start; });
+    return found;
+}
 
 FastCopy::At FastCopy::locate(int unit, const FastSite** site) const {
     for (const FastSite& s : sites) {
@@ -356,8 +352,8 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         return nullptr;
     }
     // The body: the original, each span a jump to its tail padded with NOPs.
-    std::vector<_Py_CODEUNIT> out(d.units, d.units + d.n);
-    std::vector<_Py_CODEUNIT> tails;
+    std::vector<CodeUnit> out(d.units, d.units + d.n);
+    std::vector<CodeUnit> tails;
     std::string lines(PyBytes_AS_STRING(co->co_linetable), PyBytes_GET_SIZE(co->co_linetable));
     std::string handlers(PyBytes_AS_STRING(co->co_exceptiontable),
                          PyBytes_GET_SIZE(co->co_exceptiontable));
@@ -374,26 +370,20 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         // The jump counts from its own end (NOPs pad the rest of the span).
         int width = 1;
         while (width < 3 && arg_width(tail - (c.site.start + width)) > width) ++width;
-        std::vector<_Py_CODEUNIT> jump;
+        std::vector<CodeUnit> jump;
         emit(jump, g_op.jump_forward, tail - (c.site.start + width), width);
         if (static_cast<int>(jump.size()) > span) {
             ok = false;  // cannot happen: the span was chosen for a longer reach
             break;
         }
         while (static_cast<int>(jump.size()) < span) {
-            _Py_CODEUNIT nop{};
-            nop.op.code = static_cast<uint8_t>(g_op.nop);
+            CodeUnit nop{};
+            nop.op = static_cast<uint8_t>(g_op.nop);
             jump.push_back(nop);
         }
         std::copy(jump.begin(), jump.end(), out.begin() + c.site.start);
         const int guard_index = static_cast<int>(base_consts + s);
-        PyObject* guard = new_condition_guard(c.site.line, c.site.start);
-        if (!guard) {
-            ok = false;
-            break;
-        }
-        PyTuple_SET_ITEM(consts, guard_index, guard);
-        std::vector<_Py_CODEUNIT> t;
+        std::vector<CodeUnit> t;
         emit(t, g_op.load_const, guard_index);
         if (kPy313) emit(t, g_op.to_bool, 0);
         // The slow replica's length decides the branch; its own jump back is sized first.
@@ -417,6 +407,13 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         }
         c.site.slow = slow;
         c.site.fast = fast;
+        PyObject* guard = new_fast_copy_guard(c.site);
+        if (!guard) {
+            ok = false;
+            break;
+        }
+        PyTuple_SET_ITEM(consts, guard_index, guard);
+        made->guards.push_back(Py_NewRef(guard));
         // The jumps back have no line: `end` is now a jump target, so a line start where the
         // engine's event must be taken out, which a jump from the same line would hide.
         const int back_len = slow_len - span;
@@ -443,14 +440,16 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         PyObject* kwargs = Py_BuildValue(
             "{s:N,s:O,s:N,s:N,s:i}", "co_code",
             PyBytes_FromStringAndSize(reinterpret_cast<const char*>(out.data()),
-                                      static_cast<Py_ssize_t>(out.size() * sizeof(_Py_CODEUNIT))),
+                                      static_cast<Py_ssize_t>(out.size() * sizeof(CodeUnit))),
             "co_consts", consts, "co_linetable",
             PyBytes_FromStringAndSize(lines.data(), static_cast<Py_ssize_t>(lines.size())),
             "co_exceptiontable",
             PyBytes_FromStringAndSize(handlers.data(), static_cast<Py_ssize_t>(handlers.size())),
             "co_stacksize", co->co_stacksize + 1);
         PyObject* args = replace && kwargs ? PyTuple_New(0) : nullptr;
+        g_making = true;
         result = args ? PyObject_Call(replace, args, kwargs) : nullptr;
+        g_making = false;
         Py_XDECREF(args);
         Py_XDECREF(kwargs);
         Py_XDECREF(replace);

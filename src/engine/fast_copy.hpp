@@ -38,11 +38,16 @@ struct FastSite {
 };
 
 // Owned by the copy's CodeInfo.
-struct FastCopy {
-    PyObject* original = nullptr;  // strong
-    std::vector<FastSite> sites;   // ordered by start
+struct CodeInfo;
 
-    ~FastCopy() { Py_XDECREF(original); }
+struct FastCopy {
+    PyObject* original = nullptr;  // strong; null for code derived from a copy
+    std::vector<FastSite> sites;   // ordered by start
+    std::vector<PyObject*> guards;  // strong, bound to the copy while it lives
+
+    ~FastCopy();
+    // The copy is made: its guards learn it and its CodeInfo.
+    void bind(PyObject* copy, CodeInfo* info) const;
     FastCopy() = default;
     FastCopy(const FastCopy&) = delete;
     FastCopy& operator=(const FastCopy&) = delete;
@@ -57,6 +62,15 @@ int fast_copy_init();
 // A copy of `code` with a tail for every entry of the lines in `bp_lines` (sorted) that can take
 // one, or null when none can (no exception) or on failure (an exception set). *copy describes it.
 PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, FastCopy** copy);
+
+// Whether build_fast_copy is making one now: scan mode's code watcher leaves the copy to
+// fast_swap.cpp, which gives it its events after every reconfiguration.
+bool making_fast_copy();
+
+// The description of code the program derived from a fast copy (code.replace keeps its tails and
+// guards), read from its guards; null for any other code. Its guards stay bound to their copy, so
+// they always send the frame the slow way, whose events decide as in the copy.
+FastCopy* fast_copy_derived(PyObject* code);
 
 // fast_swap.cpp: after every reconfiguration, the functions that run a copy for this generation
 // of breakpoints (none while disarmed). Returns -1 with an exception set.

@@ -16,6 +16,7 @@
 #include "engine/condition_guard.hpp"
 #include "engine/engine.hpp"
 #include "engine/fast_copy.hpp"
+#include "engine/monitoring.hpp"
 
 namespace dpdb::engine {
 namespace {
@@ -27,6 +28,9 @@ struct Swapped {
 
 std::vector<Swapped> g_swapped;
 std::uint64_t g_generation = 0;
+// Every copy that may still run (strong): a frame keeps running the copy it started with after
+// its function got another, and needs its events. One only this holds runs nowhere.
+std::vector<PyObject*> g_live;
 
 // Gives every function its code back, unless the program set another since. Returns -1 with an
 // exception set (the rest are still given theirs).
@@ -37,12 +41,30 @@ int give_back() {
     for (Swapped& s : swapped) {
         CodeInfo* info = static_cast<CodeInfo*>(code_extra(s.copy, state().extra_index));
         if (rc == 0 && PyFunction_GET_CODE(s.function) == s.copy && info && info->fast &&
+            info->fast->original &&
             PyObject_SetAttrString(s.function, "__code__", info->fast->original) < 0)
             rc = -1;
         Py_DECREF(s.function);
         Py_DECREF(s.copy);
     }
     return rc;
+}
+
+// The copies' line events, which every reconfiguration takes back. Returns -1 with an exception
+// set.
+int give_events() {
+    std::vector<PyObject*> live;
+    for (PyObject* copy : g_live) {
+        if (Py_REFCNT(copy) > 1)
+            live.push_back(copy);
+        else
+            Py_DECREF(copy);
+    }
+    g_live.swap(live);
+    if (!state().armed) return 0;
+    for (PyObject* copy : g_live)
+        if (add_break_events(copy) < 0) return -1;
+    return 0;
 }
 
 // The copy of `code` for this generation, made once per code object (null: none, or failure
@@ -70,6 +92,8 @@ PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made
                 return nullptr;
             }
             info->fast.reset(described);
+            described->bind(copy, info);
+            g_live.push_back(Py_NewRef(copy));
         } else if (PyErr_Occurred()) {
             return nullptr;
         }
@@ -83,11 +107,11 @@ PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made
 int fast_copies_update() {
     State& st = state();
     const bool wanted = st.armed && !st.breaks.empty() && condition_guard_allowed();
-    if (wanted && g_generation == st.generation) return 0;
-    if (!wanted && g_swapped.empty()) return 0;
+    if (wanted && g_generation == st.generation) return give_events();
+    if (!wanted && g_swapped.empty()) return give_events();
     g_generation = st.generation;
     if (give_back() < 0) return -1;
-    if (!wanted) return 0;
+    if (!wanted) return give_events();
     PyObject* objects = heap_objects();
     if (!objects) return -1;
     std::unordered_map<PyObject*, PyObject*> made;
@@ -108,7 +132,7 @@ int fast_copies_update() {
     }
     Py_DECREF(objects);
     for (auto& [code, copy] : made) Py_XDECREF(copy);
-    return rc;
+    return rc < 0 ? rc : give_events();
 }
 
 }  // namespace dpdb::engine

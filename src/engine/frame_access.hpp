@@ -59,12 +59,20 @@ constexpr int kFrameGlobals = 1;
 // The instruction a frame is at (3.12's prev_instr, 3.13's instr_ptr): in a LINE callback, the
 // line's first unit, which the interpreter reads back after the callback (as a jump by f_lineno).
 constexpr int kFrameInstruction = 7;
+// A code unit as the interpreter reads it: the opcode byte, then its argument (or a cache entry).
+struct CodeUnit {
+    std::uint8_t op;
+    std::uint8_t arg;
+};
+inline CodeUnit* code_units(PyObject* code) {
+    return reinterpret_cast<CodeUnit*>(reinterpret_cast<PyCodeObject*>(code)->co_code_adaptive);
+}
 inline int frame_unit(const InterpreterFrameHead* f, PyObject* code) {
-    const auto* at = static_cast<const _Py_CODEUNIT*>(f->pointers[kFrameInstruction]);
-    return static_cast<int>(at - _PyCode_CODE(reinterpret_cast<PyCodeObject*>(code)));
+    return static_cast<int>(static_cast<const CodeUnit*>(f->pointers[kFrameInstruction]) -
+                            code_units(code));
 }
 inline void set_frame_unit(InterpreterFrameHead* f, PyObject* code, int unit) {
-    f->pointers[kFrameInstruction] = _PyCode_CODE(reinterpret_cast<PyCodeObject*>(code)) + unit;
+    f->pointers[kFrameInstruction] = code_units(code) + unit;
 }
 #endif
 // The frame a thread runs: a C function's caller, without making its frame object.

@@ -135,6 +135,12 @@ int call_monitoring(PyObject* fn, PyObject* code, int events) {
 
 }  // namespace
 
+int add_break_events(PyObject* code) {
+    CodeInfo* info = code_info(code);
+    if (!info) return -1;
+    return info->in_bp_file ? add_local(code, kBreakLocal) : 0;
+}
+
 int add_local(PyObject* code, int events) {
     Monitoring& m = mon();
     auto it = m.local.find(code);
@@ -190,9 +196,7 @@ int clear_locals() {
 
 // A code object that holds a breakpoint needs its line events from now on.
 int discover(PyObject* code) {
-    CodeInfo* info = code_info(code);
-    if (!info) return -1;
-    return info->in_bp_file ? add_local(code, kBreakLocal) : 0;
+    return add_break_events(code);
 }
 
 // Breakpoints set while frames of their code are already running: PY_START has passed for them,
@@ -327,20 +331,22 @@ PyObject* fast_copy_line(PyObject* code, CodeInfo* info, int line) {
             if (state().any_nontrivial || is_step_code(code)) return none();
             restore_later(code, unit);
             return Py_NewRef(mon().disable);
-        case FastCopy::At::kStart: {
+        case FastCopy::At::kStart:
             if (!state().any_nontrivial && !is_step_code(code)) {
                 restore_later(code, unit);
                 return Py_NewRef(mon().disable);
             }
-            PyObject* result = line_event(code, info, line);
-            // Unless bdb moved the frame (a jump), it has had the line: the slow replica's event
-            // would be the same line again.
-            if (result && frame_unit(running, code) == unit) set_frame_unit(running, code, site->fast);
-            return result;
-        }
+            break;
         default:
-            return line_event(code, info, line);
+            break;
     }
+    PyObject* result = line_event(code, info, line);
+    // Where the frame goes on from a site's start, bdb has had the line (or moved the frame
+    // there, a jump, which reports no line): the slow replica's event would be one more.
+    const int now = frame_unit(running, code);
+    if (result && info->fast->locate(now, &site) == FastCopy::At::kStart)
+        set_frame_unit(running, code, site->fast);
+    return result;
 }
 
 PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
@@ -542,7 +548,7 @@ PyObject* backend_checker() {
 PyObject* backend_user_code(PyObject* code) {
     // sys.monitoring instruments the user's code in place; a fast copy leads back to it.
     auto* info = static_cast<CodeInfo*>(code_extra(code, state().extra_index));
-    return info && info->fast ? info->fast->original : code;
+    return info && info->fast && info->fast->original ? info->fast->original : code;
 }
 
 }  // namespace dpdb::engine

@@ -84,6 +84,9 @@ inline Monitoring& mon() {
 
 // Adds `events` to the local events of `code`. Returns -1 with an exception set.
 int add_local(PyObject* code, int events);
+// The line and jump events of a code object of a breakpoint file (none for any other). Returns
+// -1 with an exception set.
+int add_break_events(PyObject* code);
 
 // Calls `visit` (returning -1 with an exception set to stop) with the code of every frame on
 // every thread's stack.

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/fast_copy.hpp"
 #include "engine/monitoring.hpp"
 
 namespace dpdb::engine {
@@ -59,7 +60,7 @@ int apply_scan_codes() {
     for (PyObject* code : codes) Py_INCREF(code);
     int rc = 0;
     for (PyObject* code : codes) {
-        if (rc == 0) rc = add_local(code, kBreakLocal);
+        if (rc == 0) rc = add_break_events(code);
         Py_DECREF(code);
     }
     return rc;
@@ -74,7 +75,7 @@ int keep_scan_code(PyObject* code) {
     if (!m.scan_codes.insert(code).second) return 0;
     Py_INCREF(code);
     state().scan_codes = m.scan_codes.size();
-    return m.scan ? add_local(code, kBreakLocal) : 0;
+    return m.scan ? add_break_events(code) : 0;
 }
 
 // Keeps the code objects of breakpoint files in the trees it visits (a code object and those
@@ -191,7 +192,7 @@ bool in_engine_interpreter() {
 }
 
 int on_code_event(PyCodeEvent event, PyCodeObject* co) {
-    if (event != PY_CODE_EVENT_CREATE || mon().scan_files.empty()) return 0;
+    if (event != PY_CODE_EVENT_CREATE || mon().scan_files.empty() || making_fast_copy()) return 0;
     auto* code = reinterpret_cast<PyObject*>(co);
     in_hook(code, [&] {
         int hit = is_bp_filename(co->co_filename);

@@ -245,8 +245,8 @@ SCENARIOS = {
     ]),
 }
 
-MODES = ["native", "nocond", "condpy", "bdb"] + (["noguard", "noswap", "gate", "tracer"] if sys.version_info < (3, 12) else
-                             ["noscan", "nosuper"])
+MODES = ["native", "nocond", "condpy", "noguard", "bdb"] + (
+    ["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else ["noscan", "nosuper"])
 
 
 def normalised(output):
