@@ -1,8 +1,8 @@
 // CPython 3.12+: which functions run a fast copy (fast_copy.hpp).
 //
 // At every change of breakpoints (a new generation) the functions given copies get their
-// original code back, and a heap scan gives every function whose code holds a breakpoint line
-// that can take a tail its copy, through its `__code__` setter (which also resets CPython's
+// original code back, and a heap scan gives every function whose code holds a line with a
+// conditional breakpoint that can take a tail its copy, through its `__code__` setter (which also resets CPython's
 // function version, so calls re-specialise). Frames already running keep the code they run, and
 // functions made later from an original (a closure, a method of a class made later) run it with
 // its line events: slower, never wrong. While breakpoints are disarmed, no function keeps one.
@@ -67,6 +67,43 @@ int give_events() {
     return 0;
 }
 
+// The lines of `lines` (a file's breakpoint lines) where an enabled breakpoint has a condition:
+// a plain breakpoint stops at every hit, where a copy only adds its tail. Returns -1 with an
+// exception set.
+int conditional_lines(PyObject* canonic, const std::vector<int>& lines, std::vector<int>& found) {
+    PyObject* bplist = PyObject_GetAttrString(state().breakpoint_class, "bplist");
+    if (!bplist) return -1;
+    int rc = 0;
+    for (int line : lines) {
+        PyObject* key = Py_BuildValue("(Oi)", canonic, line);
+        PyObject* here = key ? PyDict_GetItemWithError(bplist, key) : nullptr;
+        Py_XDECREF(key);
+        if (!here) {
+            if (PyErr_Occurred()) rc = -1;
+            if (rc < 0) break;
+            continue;
+        }
+        for (Py_ssize_t i = 0; rc == 0 && PyList_Check(here) && i < PyList_GET_SIZE(here); ++i) {
+            PyObject* bp = PyList_GET_ITEM(here, i);
+            PyObject* cond = PyObject_GetAttrString(bp, "cond");
+            PyObject* enabled = cond ? PyObject_GetAttrString(bp, "enabled") : nullptr;
+            const int on = enabled ? PyObject_IsTrue(enabled) : -1;
+            const int has = cond && on >= 0 ? PyObject_IsTrue(cond) : -1;
+            Py_XDECREF(cond);
+            Py_XDECREF(enabled);
+            if (on < 0 || has < 0) {
+                rc = -1;
+            } else if (on && has) {
+                found.push_back(line);
+                break;
+            }
+        }
+        if (rc < 0) break;
+    }
+    Py_DECREF(bplist);
+    return rc;
+}
+
 // The copy of `code` for this generation, made once per code object (null: none, or failure
 // with an exception set).
 PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made) {
@@ -80,10 +117,13 @@ PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made
         made.emplace(code, nullptr);  // a copy itself (a function the program gave one)
         return nullptr;
     }
-    if (breaks_of_file(co->co_filename, &lines) < 0) return nullptr;
-    if (lines) {
+    PyObject* canonic = nullptr;
+    if (breaks_of_file(co->co_filename, &lines, &canonic) < 0) return nullptr;
+    std::vector<int> conditional;
+    if (lines && conditional_lines(canonic, *lines, conditional) < 0) return nullptr;
+    if (!conditional.empty()) {
         FastCopy* described = nullptr;
-        copy = build_fast_copy(code, *lines, &described);
+        copy = build_fast_copy(code, conditional, &described);
         if (copy) {
             CodeInfo* info = code_info(copy);
             if (!info) {

@@ -66,13 +66,14 @@ def test_a_breakpoint_set_after_the_function_came_by_value_stops_in_it(dpdb):
 
 
 def test_a_function_pickled_while_a_breakpoint_is_armed_in_it_runs_where_dpdb_is_not(dpdb):
-    # On 3.11 the armed function runs a patched copy of its code (swap mode); what cloudpickle
-    # sends is the user's code, which a process without dpdb can run.
+    # On 3.11 the armed function runs a patched copy of its code (swap mode), on 3.12+ a fast copy
+    # (a conditional breakpoint); what cloudpickle sends is the user's code, which a process
+    # without dpdb can run.
     go = os.path.join(dpdb.root, "go")
     run = dpdb.spawn("dpdb", "run", JOB, go, "armed")
     run.expect("driver ready")
     line = line_of(JOB, "the task's line")
-    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line)
+    added = dpdb.run("dpdb", "break", "byvalue_job.py:%d" % line, "--cond", "x == 21")
     assert added.returncode == 0, added.stderr
     open(go, "w").close()
     run.expect("bare result 42")

@@ -93,6 +93,19 @@ SCENARIOS = {
         "b 8", "c", "p i, total", "j 7", "n", "p sq", "n", "p total", "n", "n", "p i, total",
         "cl 1", "b 7", "b 8", "c", "p i", "j 8", "c", "p i, total", "cl 2", "cl 3", "c",
     ]),
+    # 3.12+: lines with a condition run in a fast copy (engine/fast_copy.hpp): a stop at one, a
+    # step onto one, a jump onto one, from code the program derived from a copy.
+    "fast_copy_jump": ("hotbp.py", [
+        "b 8, i >= 0", "c", "p i, total", "j 7", "n", "p sq", "n", "p total", "n", "n",
+        "p i, total", "cl 1", "b 7, i > 1", "b 8, i > 1", "c", "p i", "j 8", "c", "p i, total",
+        "cl 2", "cl 3", "c",
+    ]),
+    "fast_copy_stepping": ("hotbp.py", [
+        "b 8, i == 1", "c", "s", "s", "s", "n", "r", "n", "s", "c", "p i", "cl 1", "n", "n", "c",
+    ]),
+    "fast_copy_code_replace": ("swap_replace.py", [
+        "b swapmod.py:4, i >= 0", "c", "p i", "c", "p i", "c", "p i", "c", "p i", "cl", "y", "c",
+    ]),
     "compiled_stepping": ("hotbp.py", [
         "b 8", "c", "s", "s", "s", "n", "r", "n", "s", "c", "p i", "cl 1", "n", "n", "c",
     ]),

@@ -36,7 +36,8 @@ def wait_for(path):
 if __name__ == "__main__":
     go = sys.argv[1]
     # Pickled before the breakpoint is set: on 3.11 the engine's swap mode gives an armed
-    # function a patched copy of its code, which cloudpickle would send (see docs/frameworks.md).
+    # function a patched copy of its code (3.12+: a fast copy, for a conditional breakpoint),
+    # which cloudpickle would send (see docs/frameworks.md).
     pickled = cloudpickle.dumps(task)
     print("driver ready", flush=True)
     if sys.argv[2:] == ["early"]:
@@ -44,7 +45,7 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["armed"]:
         wait_for(go)
         plain_code = task.__code__.co_code
-        if sys.version_info[:2] == (3, 11):  # swap mode gives `task` its patched copy soon
+        if sys.version_info >= (3, 11):  # swap mode or a fast copy: `task` gets its copy soon
             for _ in range(100):
                 if task.__code__.co_code != plain_code:
                     break
