@@ -1,12 +1,12 @@
 // A breakpoint line's conditions answered in the patched code's tail (3.9-3.11, patch.hpp) or a
-// function's fast copy (3.12+, fast_copy.hpp) without a call. The tail starts `LOAD_CONST <guard>; POP_JUMP_IF_FALSE <past the check>`: the
-// interpreter asks the guard's truth through its nb_bool slot, which answers from the line's
-// snapshots in C (condition.hpp's conditions_false_known) with no argument tuple, no builtin
-// call and no lookup of the site. False: every condition there is false, its hit is counted, and
-// the frame skips the check; true (due, or anything the guard does not know, or a tracer on the
-// thread): the check is called as before and decides. A guard never sets an exception and runs
-// no Python code, so the jump cannot raise in the user's frame. On 3.12+ true takes the copy's
-// slow replica, whose line event decides.
+// function's fast copy (3.12+, fast_copy.hpp) without a call. The tail starts `LOAD_CONST <guard>;
+// POP_JUMP_IF_FALSE <past the check>`: the interpreter asks the guard's truth through its nb_bool
+// slot, which answers from the line's snapshots in C (condition.hpp's conditions_false_known) with
+// no argument tuple, no builtin call and no lookup of the site. False: every condition there is
+// false, its hit is counted, and the frame skips the check; true (due, or anything the guard does
+// not know, or a tracer on the thread): the check is called as before and decides. A guard never
+// sets an exception and runs no Python code, so the jump cannot raise in the user's frame. On 3.12+
+// true takes the copy's slow replica, whose line event decides.
 #pragma once
 
 #include <Python.h>

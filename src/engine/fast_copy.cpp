@@ -44,7 +44,7 @@ struct Decoded {
     std::vector<Instr> instrs;
     std::vector<int> index_at;  // instruction index per unit where one starts, else -1
     std::vector<int> line_at;
-    std::vector<char> target;   // a jump or a handler lands there
+    std::vector<char> target;  // a jump or a handler lands there
     std::vector<Handler> handlers;
     int first_traceable = 0;
 };
@@ -143,13 +143,8 @@ int backward_arg(int at, int to) {
     return -1;
 }
 
-struct Candidate {
-    FastSite site;
-    int first = 0, last = 0;  // instruction indexes displaced
-};
-
 // Whether the instructions from index `first` can be displaced to cover `width` units.
-bool choose_span(const Decoded& d, int first, int width, Candidate& c) {
+bool choose_span(const Decoded& d, int first, int width, FastSite& c) {
     const Instr& head = d.instrs[first];
     const Handler* handler = handler_for(d, head.start);
     int covered = 0, i = first;
@@ -159,23 +154,20 @@ bool choose_span(const Decoded& d, int first, int width, Candidate& c) {
         if (g_op.refused[in.op] || d.line_at[in.start] != d.line_at[head.start]) return false;
         if (i > first && d.target[in.start]) return false;
         for (int u = in.start; u < in.start + in.size; ++u)
-            if (handler_for(d, u) != handler || d.line_at[u] != d.line_at[head.start])
-                return false;
+            if (handler_for(d, u) != handler || d.line_at[u] != d.line_at[head.start]) return false;
         covered += in.size;
     }
     // A jump into the line where the tail returns would lose its event there (fast_copy.hpp);
     // a line that ends the code (a return) runs once per call.
     if (head.start + covered >= d.n || d.target[head.start + covered]) return false;
-    c.first = first;
-    c.last = i - 1;
-    c.site.start = head.start;
-    c.site.end = head.start + covered;
+    c.start = head.start;
+    c.end = head.start + covered;
     return true;
 }
 
 // Units of a site's tail given its displaced span (the jumps' widths counted at their widest).
-int tail_units(const Candidate& c, int guard_index) {
-    const int span = c.site.end - c.site.start;
+int tail_units(const FastSite& c, int guard_index) {
+    const int span = c.end - c.start;
     const int guard = arg_width(guard_index) + (kPy313 ? 1 + g_op.caches[g_op.to_bool] : 0);
     const int branch = 2 + g_op.caches[g_op.pop_jump_if_false];
     const int back = 3 + g_op.caches[g_op.jump_back];
@@ -282,7 +274,7 @@ int fast_copy_init() {
         while (PyDict_Next(opmap, &pos, &name, &number_object)) {
             const long op = PyLong_AsLong(number_object);
             if (op < 0 || op >= 256) continue;
-            PyObject* count = PyDict_Check(caches) ? PyDict_GetItem(caches, name)
+            PyObject* count = PyDict_Check(caches)       ? PyDict_GetItem(caches, name)
                               : op < PyList_Size(caches) ? PyList_GetItem(caches, op)
                                                          : nullptr;
             g_op.caches[op] = count ? static_cast<int>(PyLong_AsLong(count)) : 0;
@@ -335,14 +327,14 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
     const Py_ssize_t base_consts = PyTuple_GET_SIZE(co->co_consts);
     // Every entry of a breakpoint line that can be displaced; the tails' sizes are counted at
     // their widest, so the jumps at the starts know how far they reach.
-    std::vector<Candidate> chosen;
+    std::vector<FastSite> chosen;
     int tail_at = d.n;
     for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
         const int line = d.line_at[d.instrs[i].start];
         if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line) || !starts_line(d, i))
             continue;
-        Candidate c;
-        c.site.line = line;
+        FastSite c;
+        c.line = line;
         if (!choose_span(d, i, arg_width(tail_at - d.instrs[i].start), c)) continue;
         chosen.push_back(c);
         tail_at += tail_units(c, static_cast<int>(base_consts + chosen.size()));
@@ -364,14 +356,14 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
     auto* made = new FastCopy;
     bool ok = consts != nullptr;
     for (std::size_t s = 0; ok && s < chosen.size(); ++s) {
-        Candidate& c = chosen[s];
+        FastSite& c = chosen[s];
         const int tail = d.n + static_cast<int>(tails.size());
-        const int span = c.site.end - c.site.start;
+        const int span = c.end - c.start;
         // The jump counts from its own end (NOPs pad the rest of the span).
         int width = 1;
-        while (width < 3 && arg_width(tail - (c.site.start + width)) > width) ++width;
+        while (width < 3 && arg_width(tail - (c.start + width)) > width) ++width;
         std::vector<CodeUnit> jump;
-        emit(jump, g_op.jump_forward, tail - (c.site.start + width), width);
+        emit(jump, g_op.jump_forward, tail - (c.start + width), width);
         if (static_cast<int>(jump.size()) > span) {
             ok = false;  // cannot happen: the span was chosen for a longer reach
             break;
@@ -381,7 +373,7 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
             nop.op = static_cast<uint8_t>(g_op.nop);
             jump.push_back(nop);
         }
-        std::copy(jump.begin(), jump.end(), out.begin() + c.site.start);
+        std::copy(jump.begin(), jump.end(), out.begin() + c.start);
         const int guard_index = static_cast<int>(base_consts + s);
         std::vector<CodeUnit> t;
         emit(t, g_op.load_const, guard_index);
@@ -391,23 +383,23 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         const int slow_guess = span + 3 + g_op.caches[g_op.jump_back];
         const int branch_width = arg_width(slow_guess);
         const int slow = tail + branch_at + branch_width + g_op.caches[g_op.pop_jump_if_false];
-        const int slow_back = backward_arg(slow + span, c.site.end);
+        const int slow_back = backward_arg(slow + span, c.end);
         const int slow_len = span + arg_width(slow_back) + g_op.caches[g_op.jump_back];
         emit(t, g_op.pop_jump_if_false, slow_len, branch_width);
         const int guard_units = static_cast<int>(t.size());
-        t.insert(t.end(), d.units + c.site.start, d.units + c.site.end);
+        t.insert(t.end(), d.units + c.start, d.units + c.end);
         emit(t, g_op.jump_back, slow_back);
         const int fast = tail + static_cast<int>(t.size());
-        const int fast_back = backward_arg(fast + span, c.site.end);
-        t.insert(t.end(), d.units + c.site.start, d.units + c.site.end);
+        const int fast_back = backward_arg(fast + span, c.end);
+        t.insert(t.end(), d.units + c.start, d.units + c.end);
         emit(t, g_op.jump_back, fast_back);
         if (slow_back < 0 || fast_back < 0 || slow != tail + guard_units) {
             ok = false;
             break;
         }
-        c.site.slow = slow;
-        c.site.fast = fast;
-        PyObject* guard = new_fast_copy_guard(c.site);
+        c.slow = slow;
+        c.fast = fast;
+        PyObject* guard = new_fast_copy_guard(c);
         if (!guard) {
             ok = false;
             break;
@@ -418,19 +410,19 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         // engine's event must be taken out, which a jump from the same line would hide.
         const int back_len = slow_len - span;
         append_lines(lines, guard_units, kNoLine);
-        append_lines(lines, span, c.site.line - line);
+        append_lines(lines, span, c.line - line);
         append_lines(lines, back_len, kNoLine);
         append_lines(lines, span, 0);
         append_lines(lines, static_cast<int>(t.size()) - guard_units - slow_len - span, kNoLine);
-        line = c.site.line;
-        if (const Handler* h = handler_for(d, c.site.start)) {
+        line = c.line;
+        if (const Handler* h = handler_for(d, c.start)) {
             append_varint(handlers, tail, true);
             append_varint(handlers, static_cast<int>(t.size()), false);
             append_varint(handlers, h->target, false);
             append_varint(handlers, h->depth_lasti, false);
         }
         tails.insert(tails.end(), t.begin(), t.end());
-        made->sites.push_back(c.site);
+        made->sites.push_back(c);
     }
     Py_DECREF(raw);
     PyObject* result = nullptr;

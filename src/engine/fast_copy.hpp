@@ -41,8 +41,8 @@ struct FastSite {
 struct CodeInfo;
 
 struct FastCopy {
-    PyObject* original = nullptr;  // strong; null for code derived from a copy
-    std::vector<FastSite> sites;   // ordered by start
+    PyObject* original = nullptr;   // strong; null for code derived from a copy
+    std::vector<FastSite> sites;    // ordered by start
     std::vector<PyObject*> guards;  // strong, bound to the copy while it lives
 
     ~FastCopy();

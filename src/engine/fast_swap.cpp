@@ -2,10 +2,11 @@
 //
 // At every change of breakpoints (a new generation) the functions given copies get their
 // original code back, and a heap scan gives every function whose code holds a line with a
-// conditional breakpoint that can take a tail its copy, through its `__code__` setter (which also resets CPython's
-// function version, so calls re-specialise). Frames already running keep the code they run, and
-// functions made later from an original (a closure, a method of a class made later) run it with
-// its line events: slower, never wrong. While breakpoints are disarmed, no function keeps one.
+// conditional breakpoint that can take a tail its copy, through its `__code__` setter (which also
+// resets CPython's function version, so calls re-specialise). Frames already running keep the code
+// they run, and functions made later from an original (a closure, a method of a class made later)
+// run it with its line events: slower, never wrong. While breakpoints are disarmed, no function
+// keeps one.
 #include <Python.h>
 
 #if PY_VERSION_HEX >= 0x030C0000
