@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/code_tables.hpp"
 #include "engine/condition_guard.hpp"
 #include "engine/frame_access.hpp"
-#include "engine/line_table.hpp"
 
 namespace dpdb::engine {
 namespace {
@@ -172,39 +172,6 @@ int tail_units(const FastSite& c, int guard_index) {
     const int branch = 2 + g_op.caches[g_op.pop_jump_if_false];
     const int back = 3 + g_op.caches[g_op.jump_back];
     return guard + branch + 2 * (span + back);
-}
-
-constexpr int kNoLine = INT32_MIN;
-
-void append_lines(std::string& table, int units, int line_delta) {
-    for (bool first = true; units > 0; first = false) {
-        const int chunk = std::min(units, 8);
-        if (line_delta == kNoLine) {
-            table.push_back(static_cast<char>(0x80 | (15 << 3) | (chunk - 1)));
-        } else {
-            table.push_back(static_cast<char>(0x80 | (13 << 3) | (chunk - 1)));
-            const int dl = first ? line_delta : 0;
-            unsigned zig =
-                dl < 0 ? (static_cast<unsigned>(-dl) << 1) | 1 : static_cast<unsigned>(dl) << 1;
-            while (zig >= 64) {
-                table.push_back(static_cast<char>(64 | (zig & 63)));
-                zig >>= 6;
-            }
-            table.push_back(static_cast<char>(zig));
-        }
-        units -= chunk;
-    }
-}
-
-void append_varint(std::string& table, int value, bool first) {
-    int chunks = 1;
-    while (chunks < 6 && (value >> (6 * chunks)) != 0) ++chunks;
-    for (int i = chunks - 1; i >= 0; --i) {
-        int byte = (value >> (6 * i)) & 63;
-        if (i > 0) byte |= 64;
-        if (first && i == chunks - 1) byte |= 128;
-        table.push_back(static_cast<char>(byte));
-    }
 }
 
 PyObject* opcode_number(PyObject* opmap, const char* name) {
@@ -409,17 +376,18 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         // The jumps back have no line: `end` is now a jump target, so a line start where the
         // engine's event must be taken out, which a jump from the same line would hide.
         const int back_len = slow_len - span;
-        append_lines(lines, guard_units, kNoLine);
-        append_lines(lines, span, c.line - line);
-        append_lines(lines, back_len, kNoLine);
-        append_lines(lines, span, 0);
-        append_lines(lines, static_cast<int>(t.size()) - guard_units - slow_len - span, kNoLine);
+        append_line_entries(lines, guard_units, kNoLine);
+        append_line_entries(lines, span, c.line - line);
+        append_line_entries(lines, back_len, kNoLine);
+        append_line_entries(lines, span, 0);
+        append_line_entries(lines, static_cast<int>(t.size()) - guard_units - slow_len - span,
+                            kNoLine);
         line = c.line;
         if (const Handler* h = handler_for(d, c.start)) {
-            append_varint(handlers, tail, true);
-            append_varint(handlers, static_cast<int>(t.size()), false);
-            append_varint(handlers, h->target, false);
-            append_varint(handlers, h->depth_lasti, false);
+            append_exception_varint(handlers, tail, true);
+            append_exception_varint(handlers, static_cast<int>(t.size()), false);
+            append_exception_varint(handlers, h->target, false);
+            append_exception_varint(handlers, h->depth_lasti, false);
         }
         tails.insert(tails.end(), t.begin(), t.end());
         made->sites.push_back(c);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/bytecode.hpp"
+#include "engine/code_tables.hpp"
 #include "engine/condition_guard.hpp"
 
 namespace dpdb::engine {
@@ -102,7 +103,7 @@ bool emit_jump_site_jump(std::string& out, int start, int width, int tail_start)
     return true;
 }
 
-void append_line_entries(const Decoded& d, std::string& table, const std::vector<Site>& sites) {
+void append_tail_lines(const Decoded& d, std::string& table, const std::vector<Site>& sites) {
     int line = d.end_line;
 #if PY_VERSION_HEX < 0x030A0000
     int addr = d.end_units * 2;
@@ -142,36 +143,13 @@ void append_line_entries(const Decoded& d, std::string& table, const std::vector
     }
 #else
     for (const Site& s : sites) {
-        int dl = s.line - line;
-        for (int left = s.tail_end - s.tail_start; left > 0; dl = 0) {
-            int chunk = std::min(left, 8);
-            table.push_back(static_cast<char>(0x80 | (13 << 3) | (chunk - 1)));
-            unsigned zig =
-                dl < 0 ? (static_cast<unsigned>(-dl) << 1) | 1 : static_cast<unsigned>(dl) << 1;
-            while (zig >= 64) {
-                table.push_back(static_cast<char>(64 | (zig & 63)));
-                zig >>= 6;
-            }
-            table.push_back(static_cast<char>(zig));
-            left -= chunk;
-        }
+        append_line_entries(table, s.tail_end - s.tail_start, s.line - line);
         line = s.line;
     }
 #endif
 }
 
 #if PY_VERSION_HEX >= 0x030B0000
-void emit_exc_varint(std::string& t, unsigned value, bool first) {
-    int chunks = 1;
-    while (chunks < 6 && (value >> (6 * chunks)) != 0) ++chunks;
-    for (int i = chunks - 1; i >= 0; --i) {
-        unsigned byte = (value >> (6 * i)) & 63;
-        if (i > 0) byte |= 64;
-        if (first && i == chunks - 1) byte |= 128;
-        t.push_back(static_cast<char>(byte));
-    }
-}
-
 const Handler* handler_for(const Decoded& d, int unit) {
     for (const Handler& h : d.handlers)
         if (h.start <= unit && unit < h.end) return &h;
@@ -451,14 +429,14 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         out.replace(2 * s.start, jump.size(), jump);
 #if PY_VERSION_HEX >= 0x030B0000
         if (const Handler* h = handler_for(d, s.start)) {
-            emit_exc_varint(exception_table, s.tail_start, true);
-            emit_exc_varint(exception_table, s.tail_end - s.tail_start, false);
-            emit_exc_varint(exception_table, h->target, false);
-            emit_exc_varint(exception_table, (h->depth << 1) | (h->lasti ? 1 : 0), false);
+            append_exception_varint(exception_table, s.tail_start, true);
+            append_exception_varint(exception_table, s.tail_end - s.tail_start, false);
+            append_exception_varint(exception_table, h->target, false);
+            append_exception_varint(exception_table, (h->depth << 1) | (h->lasti ? 1 : 0), false);
         }
 #endif
     }
-    append_line_entries(d, lines_table, sites);
+    append_tail_lines(d, lines_table, sites);
 
     const auto guards = guarded ? static_cast<Py_ssize_t>(sites.size()) : 0;
     PyObject* kwargs = PyDict_New();
