@@ -55,21 +55,19 @@ std::uint64_t g_generation = 0;
 // its function got another, and needs its events. One only this holds runs nowhere.
 std::vector<PyObject*> g_live;
 
-// Gives every function its code back, unless the program set another since. Returns -1 with an
-// exception set (the rest are still given theirs).
-int give_back() {
-    int rc = 0;
+// Gives every function its code back, unless the program set another since.
+void give_back() {
     std::vector<Swapped> swapped;
     swapped.swap(g_swapped);
     for (Swapped& s : swapped) {
         CodeInfo* info = static_cast<CodeInfo*>(code_extra(s.copy, state().extra_index));
-        if (rc == 0 && PyFunction_GET_CODE(s.function) == s.copy && info && info->fast &&
+        // A copy kept (the program refuses the change now) still runs as the code it copies.
+        if (PyFunction_GET_CODE(s.function) == s.copy && info && info->fast &&
             info->fast->original && set_code(s.function, info->fast->original) < 0)
-            rc = -1;
+            PyErr_Clear();
         Py_DECREF(s.function);
         Py_DECREF(s.copy);
     }
-    return rc;
 }
 
 // The copies' line events, which every reconfiguration takes back. Returns -1 with an exception
@@ -157,7 +155,8 @@ PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made
             described->bind(copy, info);
             g_live.push_back(Py_NewRef(copy));
         } else if (PyErr_Occurred()) {
-            return nullptr;
+            // A copy is only faster: the function runs its own code, with its events.
+            PyErr_WriteUnraisable(code);
         }
     }
     made.emplace(code, copy);  // the map holds the reference
@@ -172,7 +171,7 @@ int fast_copies_update() {
     if (wanted && g_generation == st.generation) return give_events();
     if (!wanted && g_swapped.empty()) return give_events();
     g_generation = st.generation;
-    if (give_back() < 0) return -1;
+    give_back();
     if (!wanted) return give_events();
     PyObject* objects = heap_objects();
     if (!objects) return -1;
@@ -187,8 +186,10 @@ int fast_copies_update() {
             continue;
         }
         if (set_code(function, copy) < 0) {
-            rc = -1;
-            break;
+            // The program refused it (an audit hook on object.__setattr__): the function keeps
+            // its code, and the line its events.
+            PyErr_Clear();
+            continue;
         }
         g_swapped.push_back({Py_NewRef(function), Py_NewRef(copy)});
     }

@@ -106,6 +106,9 @@ SCENARIOS = {
     "fast_copy_code_replace": ("swap_replace.py", [
         "b swapmod.py:4, i >= 0", "c", "p i", "c", "p i", "c", "p i", "c", "p i", "cl", "y", "c",
     ]),
+    "fast_copy_refused": ("refuse_code.py", [
+        "b 14, i == 3", "c", "p i, total", "c",
+    ]),
     "compiled_stepping": ("hotbp.py", [
         "b 8", "c", "s", "s", "s", "n", "r", "n", "s", "c", "p i", "cl 1", "n", "n", "c",
     ]),
