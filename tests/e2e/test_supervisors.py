@@ -102,8 +102,11 @@ def start_gunicorn(dpdb, worker, env=None):
     pytest.importorskip("flask" if worker != "uvicorn" else "uvicorn")
     worker_class, app = GUNICORN_WORKERS[worker]
     port = free_port()
+    # --graceful-timeout: at end_server's SIGTERM the arbiter waits that long for its workers
+    # (30 s by default, as long as finish() waits); a worker the TERM found still booting made
+    # a CI run time out once.
     run = dpdb.spawn("dpdb", "run", "-m", "gunicorn", "--timeout", str(SUPERVISOR_TIMEOUT),
-                     "--workers", "1", "--worker-class", worker_class,
+                     "--graceful-timeout", "10", "--workers", "1", "--worker-class", worker_class,
                      "--bind", "127.0.0.1:%d" % port, app, cwd=FRAMEWORKS, env=env)
     run.expect(r"\[(\d+)\] \[INFO\] Listening at")
     arbiter = int(run.match.group(1))
