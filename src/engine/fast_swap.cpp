@@ -2,8 +2,8 @@
 //
 // At every change of breakpoints (a new generation) the functions given copies get their
 // original code back, and a heap scan gives every function whose code holds a line with a
-// conditional breakpoint that can take a tail its copy, through its `__code__` setter (which also
-// resets CPython's function version, so calls re-specialise). Frames already running keep the code
+// conditional breakpoint that can take a tail its copy, through its `__code__` setter (set_code:
+// calls to it specialise again, on 3.13 too). Frames already running keep the code
 // they run, and functions made later from an original (a closure, a method of a class made later)
 // run it with its line events: slower, never wrong. While breakpoints are disarmed, no function
 // keeps one.
@@ -87,9 +87,25 @@ int give_events() {
     return 0;
 }
 
-// The lines of `lines` (a file's breakpoint lines) where an enabled breakpoint has a condition:
-// a plain breakpoint stops at every hit, where a copy only adds its tail. Returns -1 with an
-// exception set.
+// Whether one of these breakpoints (a bplist entry) is enabled and has a condition: 1, 0, or -1
+// with an exception set. A plain breakpoint stops at every hit, where a copy only adds its tail.
+int any_conditional(PyObject* breakpoints) {
+    for (Py_ssize_t i = 0; PyList_Check(breakpoints) && i < PyList_GET_SIZE(breakpoints); ++i) {
+        PyObject* bp = PyList_GET_ITEM(breakpoints, i);
+        PyObject* cond = PyObject_GetAttrString(bp, "cond");
+        PyObject* enabled = cond ? PyObject_GetAttrString(bp, "enabled") : nullptr;
+        const int on = enabled ? PyObject_IsTrue(enabled) : -1;
+        const int has = cond && on >= 0 ? PyObject_IsTrue(cond) : -1;
+        Py_XDECREF(cond);
+        Py_XDECREF(enabled);
+        if (on < 0 || has < 0) return -1;
+        if (on && has) return 1;
+    }
+    return 0;
+}
+
+// The lines of `lines` (a file's breakpoint lines) with a conditional breakpoint. Returns -1 with
+// an exception set.
 int conditional_lines(PyObject* canonic, const std::vector<int>& lines, std::vector<int>& found) {
     PyObject* bplist = PyObject_GetAttrString(state().breakpoint_class, "bplist");
     if (!bplist) return -1;
@@ -98,30 +114,29 @@ int conditional_lines(PyObject* canonic, const std::vector<int>& lines, std::vec
         PyObject* key = Py_BuildValue("(Oi)", canonic, line);
         PyObject* here = key ? PyDict_GetItemWithError(bplist, key) : nullptr;
         Py_XDECREF(key);
-        if (!here) {
-            if (PyErr_Occurred()) rc = -1;
-            if (rc < 0) break;
-            continue;
+        const int has = here ? any_conditional(here) : (PyErr_Occurred() ? -1 : 0);
+        if (has < 0) {
+            rc = -1;
+            break;
         }
-        for (Py_ssize_t i = 0; rc == 0 && PyList_Check(here) && i < PyList_GET_SIZE(here); ++i) {
-            PyObject* bp = PyList_GET_ITEM(here, i);
-            PyObject* cond = PyObject_GetAttrString(bp, "cond");
-            PyObject* enabled = cond ? PyObject_GetAttrString(bp, "enabled") : nullptr;
-            const int on = enabled ? PyObject_IsTrue(enabled) : -1;
-            const int has = cond && on >= 0 ? PyObject_IsTrue(cond) : -1;
-            Py_XDECREF(cond);
-            Py_XDECREF(enabled);
-            if (on < 0 || has < 0) {
-                rc = -1;
-            } else if (on && has) {
-                found.push_back(line);
-                break;
-            }
-        }
-        if (rc < 0) break;
+        if (has) found.push_back(line);
     }
     Py_DECREF(bplist);
     return rc;
+}
+
+// Whether any breakpoint of any file has a condition (else no function needs a copy, and the
+// heap scan is left out). Returns -1 with an exception set.
+int any_conditional_breakpoint() {
+    PyObject* bplist = PyObject_GetAttrString(state().breakpoint_class, "bplist");
+    if (!bplist) return -1;
+    int found = 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *breakpoints;
+    while (found == 0 && PyDict_Check(bplist) && PyDict_Next(bplist, &pos, &key, &breakpoints))
+        found = any_conditional(breakpoints);
+    Py_DECREF(bplist);
+    return found;
 }
 
 // The copy of `code` for this generation, made once per code object (null: none, or failure
@@ -172,7 +187,9 @@ int fast_copies_update() {
     if (!wanted && g_swapped.empty()) return give_events();
     g_generation = st.generation;
     give_back();
-    if (!wanted) return give_events();
+    const int conditional = wanted ? any_conditional_breakpoint() : 0;
+    if (conditional < 0) return -1;
+    if (!conditional) return give_events();
     PyObject* objects = heap_objects();
     if (!objects) return -1;
     std::unordered_map<PyObject*, PyObject*> made;
