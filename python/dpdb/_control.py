@@ -20,8 +20,9 @@ from dpdb._global_breaks import GlobalBreakpoints
 _RECHECK_SECONDS = 1.0
 # How long a process that starts waits for the hub's breakpoints before its program runs: a
 # line that runs right after start-up must stop too. Connecting takes milliseconds; a hub that
-# is not there costs nothing (the first attempt fails at once).
-_FIRST_LIST_WAIT = float(os.environ.get("DPDB_START_WAIT", "2"))
+# is not there costs nothing (the first attempt fails at once). The bound is for a machine that
+# stalls: CI's, loaded, once took more than 2 s to start a child's connection.
+_FIRST_LIST_WAIT = float(os.environ.get("DPDB_START_WAIT", "5"))
 
 _started_in = None  # the pid whose control thread runs: after fork the child needs its own
 _control = None  # the process's one _Control, inherited by forked children

@@ -34,8 +34,10 @@ os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
                     after_in_child=_lock.release)
 # Set while a thread arms (see code_appeared).
 _arming = threading.local()
-# An importing thread waits for the control thread at most this long; past it, the timer arms.
-_WATCH_LOCK_WAIT = 1.0
+# An importing thread waits for the control thread at most this long; past it, the timer arms
+# (too late for a line that runs right after the import). The control thread holds it for
+# milliseconds, unless the machine stalls: the bound only guards against a deadlock.
+_WATCH_LOCK_WAIT = 5.0
 
 
 def parse_spec(spec):

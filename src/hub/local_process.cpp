@@ -132,10 +132,13 @@ void refresh_outlived(wire::Json& record) {
     const auto view = look_at(record);
     if (!view) return;
     record["running"] = view->running;
-    if (!view->running || !record.contains("exec")) return;
+    if (!view->running) return;
     // A child of subprocess closes its descriptors (the agent's socket) before the exec: while
-    // it still runs Python, the path its agent announced stands.
+    // it still runs Python, the path its agent announced stands. One whose announcement did not
+    // get through (its handshake was slower than the wait before an exec) was taken for merely
+    // disconnected: it is exec'd once it runs another executable.
     if (view->exe.empty() || view->exe == real_path(text_of(record, "executable"))) return;
+    record.erase("disconnected");
     record["exec"] = view->exe;
     if (!view->argv.empty()) record["argv"] = view->argv;
 }

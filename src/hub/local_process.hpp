@@ -32,7 +32,8 @@ std::optional<LocalView> look_at(const wire::Json& process);
 void explain_silent_end(wire::Json& record);
 
 // At listing time, a record of a process that outlived its connection (exec'd, or disconnected)
-// gets `running` (true or false) and what it runs now, where the hub can see it.
+// gets `running` (true or false) and what it runs now, where the hub can see it: a disconnected
+// one that runs another executable since is exec'd.
 void refresh_outlived(wire::Json& record);
 
 // The record kept of a process whose connection closed for `reason`: its description, with how

@@ -79,6 +79,15 @@ TEST(LocalProcess, ASilentEndIsAnExecAVanishingOrAClosedConnection) {
     EXPECT_TRUE(record.value("disconnected", false));
     refresh_outlived(record);
     EXPECT_TRUE(record.value("running", false));
+    EXPECT_FALSE(record.contains("exec"));
+
+    // Disconnected while it ran Python, then exec'd (subprocess closes the agent's socket before
+    // its exec): another executable since, so exec'd.
+    record = described(::getpid());
+    record["disconnected"] = true;
+    refresh_outlived(record);
+    EXPECT_EQ(record.value("exec", std::string()), exe);
+    EXPECT_FALSE(record.contains("disconnected"));
 
     // Ended (a zombie not collected yet, then collected): vanished, and no longer running.
     const pid_t child = ::fork();

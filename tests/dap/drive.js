@@ -23,6 +23,13 @@ function named(variables, name) {
   return found;
 }
 
+// The next 'stopped' event; a timeout says which stop did not come.
+function stoppedFor(dc, what) {
+  return dc.waitForEvent('stopped', TIMEOUT).catch((error) => {
+    throw new Error(`${what}: ${error.message}`);
+  });
+}
+
 async function topFrame(dc, threadId) {
   const trace = await dc.stackTraceRequest({ threadId });
   return trace.body.stackFrames;
@@ -305,7 +312,7 @@ async function hits() {
   assert.strictEqual(functions.body.breakpoints[1].verified, false, JSON.stringify(functions.body));
   assert.match(functions.body.breakpoints[1].message, /function breakpoints/);
   await dc.configurationDoneRequest();
-  const stopped = dc.waitForEvent('stopped', TIMEOUT);
+  const stopped = stoppedFor(dc, 'the function breakpoint on work()');
   process.stdout.write('attached\n');  // test_dap.py starts the job now
   const stop = (await stopped).body;
   assert.strictEqual(stop.reason, 'breakpoint');
@@ -327,14 +334,14 @@ async function hits() {
       { line: LINE_CALL, hitCondition: '== 3' }] });
   assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
   assert.strictEqual(set.body.breakpoints[1].verified, false, JSON.stringify(set.body));
-  let again = dc.waitForEvent('stopped', TIMEOUT);
+  let again = stoppedFor(dc, `the call of work() with hitCondition '>= 2' (n = ${n})`);
   await dc.continueRequest({ threadId });
   assert.strictEqual((await again).body.reason, 'breakpoint');
   frames = await topFrame(dc, threadId);
   assert.strictEqual(frames[0].line, LINE_CALL);
   assert.strictEqual(await valueOf('n'), String(n + 2));
   // From then on it stops at every hit, as after pdb's `ignore`.
-  again = dc.waitForEvent('stopped', TIMEOUT);
+  again = stoppedFor(dc, `the call of work() after its hit count (n = ${n})`);
   await dc.continueRequest({ threadId });
   await again;
   assert.strictEqual(await valueOf('n'), String(n + 3));

@@ -66,6 +66,13 @@ class Job:
         except (OSError, ValueError, IndexError):
             return -1
 
+    def state(self):
+        """What the job printed and what the hub lists: to tell, when a test fails, where."""
+        self.output.seek(0)
+        listed = [self.dpdb.run("dpdb", *command, env=self.env).stdout
+                  for command in (("ps",), ("break", "--list"), ("ls",))]
+        return "\njob output:\n%s\n%s" % (self.output.read(), "\n".join(listed))
+
     def close(self):
         if self.run is not None:
             stop(self.run)
@@ -95,7 +102,7 @@ def driven_after_the_attach(job, scenario, **extra):
         assert driver.stdout.readline() == "attached\n", driver.stderr.read()
         job.start(wait=False)
         out, err = driver.communicate(timeout=180)
-        assert driver.returncode == 0, out + err
+        assert driver.returncode == 0, out + err + job.state()
         return json.loads(out.strip().splitlines()[-1])
     finally:
         stop(driver)
