@@ -181,11 +181,20 @@ void restore_code(EvalFrame f, const CodeInfo* info) {
     bool want = info->needs_trace || (fo && frame_trace(fo) && !info->patch);
     bool on = ts->c_tracefunc == tracer;
     if (want != on && set_trace(ts, want) < 0) return nullptr;
+    const std::uint64_t reconfigured = g_reconfigured;
     PyObject* result = _PyEval_EvalFrameDefault(ts, f, throwflag);
     if (want != on && g_gate && (ts->c_tracefunc == tracer) != on) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        if (set_trace(ts, on) < 0) PyErr_Clear();
+        // The caller goes on as it was, unless breakpoints changed while this frame ran (it
+        // stopped, and the user set one): a caller already running may hold one now, and must
+        // then stay traced, as the reconfiguration decided.
+        bool back = on;
+        if (g_reconfigured != reconfigured && !on && needs_tracing(ts, &back) < 0) {
+            PyErr_Clear();
+            back = true;  // traced, the side that misses nothing
+        }
+        if (back == on && set_trace(ts, on) < 0) PyErr_Clear();
         PyErr_Restore(type, value, tb);
     }
     restore_code(f, info);

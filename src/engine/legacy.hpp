@@ -31,6 +31,9 @@ inline PyObject* borrowed_code(PyFrameObject* frame) {
 int tracer(PyObject*, PyFrameObject* frame, int what, PyObject* arg);
 // Installs or removes the tracer on `ts`, with nested frames left alone meanwhile (below).
 int set_trace(PyThreadState* ts, bool on);
+// Whether some frame on `ts`'s stack runs code holding a breakpoint without its check, so that
+// the thread must stay traced while the gate is on. Returns -1 with an exception set.
+int needs_tracing(PyThreadState* ts, bool* result);
 // _PyEval_SetTrace raises the "sys.settrace" audit event before it changes anything, and a
 // Python audit hook then runs on this thread with the engine half-way through a switch: its
 // frames enter the gate, which would switch the trace function again (3.9: without end, until

@@ -81,8 +81,6 @@ int set_trace(PyThreadState* ts, bool on) {
     return rc;
 }
 
-namespace {
-
 // A thread running a frame whose code holds a breakpoint without its check (it was already
 // running when the breakpoint was set) must stay traced until that frame returns, because the
 // gate only sees frames as they start or resume.
@@ -109,6 +107,8 @@ int needs_tracing(PyThreadState* ts, bool* result) {
     }
     return 0;
 }
+
+namespace {
 
 // First event of a thread started through threading: swap the Python-level hook for the C tracer
 // and handle the event itself.

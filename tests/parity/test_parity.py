@@ -255,6 +255,14 @@ SCENARIOS = {
         "b 8, any(v > i for v in range(n))", "b 29, [v for v in range(j) if v > step - 2]", "c",
         "p i", "b", "cl 1", "c", "p j", "b", "cl", "y", "c",
     ]),
+    # A breakpoint set while stopped, at a line of a caller that already runs (its frame started
+    # under the gate, which only sees frames as they start or resume).
+    "caller_running": ("caller_bp.py", [
+        "b work", "c", "p n", "b 8", "cl 1", "c", "p n", "c", "p n", "cl", "y", "c",
+    ]),
+    "caller_running_kept": ("caller_bp.py", [
+        "b work", "c", "p n", "b 8", "c", "p n", "c", "p n", "c", "p n", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
