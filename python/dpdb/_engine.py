@@ -65,6 +65,7 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 import bdb
 import linecache
 import os
+import pdb
 import sys
 import _thread
 
@@ -374,6 +375,31 @@ class NativeEngineMixin:
         result = super().clear_all_breaks(*args, **kwargs)
         self._dpdb_breaks_changed()
         return result
+
+    # A condition given or taken back, a breakpoint enabled or disabled: which lines hold an
+    # enabled breakpoint with a condition changes, and with it the code those lines run (3.12+:
+    # a function's fast copy), as when a breakpoint is set.
+
+    def do_condition(self, arg):
+        result = super().do_condition(arg)
+        self._dpdb_breaks_changed()
+        return result
+
+    do_condition.__doc__ = pdb.Pdb.do_condition.__doc__
+
+    def do_enable(self, arg):
+        result = super().do_enable(arg)
+        self._dpdb_breaks_changed()
+        return result
+
+    do_enable.__doc__ = pdb.Pdb.do_enable.__doc__
+
+    def do_disable(self, arg):
+        result = super().do_disable(arg)
+        self._dpdb_breaks_changed()
+        return result
+
+    do_disable.__doc__ = pdb.Pdb.do_disable.__doc__
 
     # -- threads --------------------------------------------------------------------------
 

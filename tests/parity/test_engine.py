@@ -422,6 +422,17 @@ def test_simple_false_conditions_run_no_python(mode):
 
 
 @needs_native
+def test_a_condition_given_at_the_prompt_is_answered_as_one_given_with_its_breakpoint():
+    # `condition 2 i < 0` after `b 8`: the engine hears of it as of a new breakpoint (3.12+: the
+    # function gets its fast copy at once, not at the next change of breakpoints).
+    rc, out = run_driver("dpdb", "conditions.py", [
+        "b 29", "b 8", "condition 2 i < 0", "c", "b", STATS, "cl", "y", "c"], engine="native")
+    assert "breakpoint already hit 10 times" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_guarded"] == 9, stats
+
+
+@needs_native
 def test_identity_comparisons_run_no_python():
     # `item == -1` on Task objects and None is their identity: after the first hit (which learns
     # the breakpoint), the other 7 of run()'s first call are answered in C; AlwaysEqual's __eq__
