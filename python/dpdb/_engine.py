@@ -63,6 +63,7 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 """
 
 import bdb
+import functools
 import linecache
 import os
 import pdb
@@ -282,6 +283,19 @@ def resolve_breakpoint_arg(arg):
     return "%s:%s%s%s" % (resolved, line.strip(), comma, cond)
 
 
+def _changes_breakpoints(name):
+    """NativeEngineMixin's `name`: the base class's method of that name, after which the engine
+    hears that breakpoints changed. It keeps pdb's docstring, which `help` shows for do_*."""
+
+    @functools.wraps(getattr(pdb.Pdb, name))
+    def method(self, *args, **kwargs):
+        result = getattr(super(NativeEngineMixin, self), name)(*args, **kwargs)
+        self._dpdb_breaks_changed()
+        return result
+
+    return method
+
+
 class NativeEngineMixin:
     """Drives a bdb.Bdb / pdb.Pdb subclass from the C++ engine. Place it first in the bases.
 
@@ -351,55 +365,17 @@ class NativeEngineMixin:
             _watch_bplist()
             _native.refresh()
 
-    def set_break(self, *args, **kwargs):
-        result = super().set_break(*args, **kwargs)
-        self._dpdb_breaks_changed()
-        return result
-
-    def clear_break(self, *args, **kwargs):
-        result = super().clear_break(*args, **kwargs)
-        self._dpdb_breaks_changed()
-        return result
-
-    def clear_bpbynumber(self, *args, **kwargs):
-        result = super().clear_bpbynumber(*args, **kwargs)
-        self._dpdb_breaks_changed()
-        return result
-
-    def clear_all_file_breaks(self, *args, **kwargs):
-        result = super().clear_all_file_breaks(*args, **kwargs)
-        self._dpdb_breaks_changed()
-        return result
-
-    def clear_all_breaks(self, *args, **kwargs):
-        result = super().clear_all_breaks(*args, **kwargs)
-        self._dpdb_breaks_changed()
-        return result
-
-    # A condition given or taken back, a breakpoint enabled or disabled: which lines hold an
-    # enabled breakpoint with a condition changes, and with it the code those lines run (3.12+:
-    # a function's fast copy), as when a breakpoint is set.
-
-    def do_condition(self, arg):
-        result = super().do_condition(arg)
-        self._dpdb_breaks_changed()
-        return result
-
-    do_condition.__doc__ = pdb.Pdb.do_condition.__doc__
-
-    def do_enable(self, arg):
-        result = super().do_enable(arg)
-        self._dpdb_breaks_changed()
-        return result
-
-    do_enable.__doc__ = pdb.Pdb.do_enable.__doc__
-
-    def do_disable(self, arg):
-        result = super().do_disable(arg)
-        self._dpdb_breaks_changed()
-        return result
-
-    do_disable.__doc__ = pdb.Pdb.do_disable.__doc__
+    # Every change of pdb's breakpoints reaches the engine. `condition`, `enable` and `disable`
+    # count too: which lines hold an enabled breakpoint with a condition changes, and with it the
+    # code those lines run (3.12+: a function's fast copy).
+    set_break = _changes_breakpoints("set_break")
+    clear_break = _changes_breakpoints("clear_break")
+    clear_bpbynumber = _changes_breakpoints("clear_bpbynumber")
+    clear_all_file_breaks = _changes_breakpoints("clear_all_file_breaks")
+    clear_all_breaks = _changes_breakpoints("clear_all_breaks")
+    do_condition = _changes_breakpoints("do_condition")
+    do_enable = _changes_breakpoints("do_enable")
+    do_disable = _changes_breakpoints("do_disable")
 
     # -- threads --------------------------------------------------------------------------
 
