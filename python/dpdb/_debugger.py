@@ -10,7 +10,8 @@ import sys
 import threading
 import traceback
 
-from dpdb import _identity, _logpoints, _pause, _ray, _signals, _supervisors
+from dpdb import (_agent, _global_breaks, _identity, _logpoints, _pause, _ray, _signals,
+                  _supervisors)
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -20,6 +21,10 @@ try:
     _BASES = (NativeEngineMixin, pdb.Pdb)
 except ImportError:  # without the native engine, bdb's own tracing does the work
     _BASES = (pdb.Pdb,)
+
+# dpdb's own code, which runs in the program's threads (the code watch's audit hook, a logpoint's
+# message, the signal handlers): never a place to stop.
+_OWN_CODE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 # Set by `q`: this process is no longer debugged, and later breakpoints let it run on.
 _stopped_debugging = threading.Event()
@@ -176,6 +181,17 @@ class Debugger(*_BASES):
         for filename, lineno in sorted(bdb.Breakpoint.bplist):
             index.setdefault(filename, []).append(lineno)
         self.breaks = index
+
+    def stop_here(self, frame):
+        # A step goes through dpdb's work to the program's next line. Stepping is on from
+        # set_trace() on, and dpdb's work may run before that line, in this thread: the engine's
+        # code copies raise the code watch's audit event, which arms the hub's breakpoints, and
+        # what that calls (posixpath, linecache) is nobody's step either; nor is a logpoint's
+        # message being made.
+        if (frame.f_code.co_filename.startswith(_OWN_CODE) or _global_breaks.arming_here()
+                or _agent.log_making()):
+            return False
+        return super().stop_here(frame)
 
     def break_here(self, frame):
         # bdb.Bdb.break_here, keeping the flag that effective() returns: (bp, False) means the

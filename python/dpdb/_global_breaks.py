@@ -40,6 +40,11 @@ _arming = threading.local()
 _WATCH_LOCK_WAIT = 5.0
 
 
+def arming_here():
+    """Whether this thread is arming the hub's breakpoints: dpdb's work, never a place to stop."""
+    return getattr(_arming, "now", False)
+
+
 def parse_spec(spec):
     """'FILE:LINE' -> (file, line); 'FUNCTION' or 'module.function' -> (None, name)."""
     file, colon, line = spec.rpartition(":")
@@ -160,18 +165,26 @@ class GlobalBreakpoints:
     def code_appeared(self, filename):
         """From the code watch: code of `filename` is about to run, or to be made, in this
         thread. Not while this thread arms: the engine's own code.replace() raises the watch."""
-        if filename.startswith("<") and not linecache.getlines(filename):
-            return  # a string a library compiles (namedtuple's, dataclasses'): no lines to arm
-        if getattr(_arming, "now", False) or not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
+        if arming_here():
             return
+        # Marked from the start: this may run in a thread that steps (breakpoint() makes the
+        # engine copy code), and what it calls must not become the step's stop.
+        _arming.now = True
         try:
-            self.arm(also=filename)
+            if filename.startswith("<") and not linecache.getlines(filename):
+                return  # a string a library compiles (namedtuple's, dataclasses'): no lines
+            if not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
+                return
+            try:
+                self._arm(also=filename)
+            finally:
+                _lock.release()
         finally:
-            _lock.release()
+            _arming.now = False
 
     def arm(self, also=None):
         """Make the armed breakpoints match the hub's list, and tell the hub."""
-        before, _arming.now = getattr(_arming, "now", False), True
+        before, _arming.now = arming_here(), True
         try:
             self._arm(also)
         finally:

@@ -5,7 +5,9 @@ the change or after."""
 import os
 import re
 
-from conftest import PROMPT, finish, line_of, program, wait_until
+import pytest
+
+from conftest import PROMPT, STOPS_ON_CALL, finish, line_of, program, stop_line, wait_until
 
 TRUST = program("trust")
 
@@ -110,4 +112,30 @@ def test_a_cleared_breakpoint_is_silent_in_workers_forked_before_and_after(dpdb)
     run.expect("worker 1 again: 6")  # forked before it
     run.expect("master: 8")
     assert "attached to session" not in run.before
+    finish(run)
+
+
+@pytest.mark.parametrize("strategy, where", [("native", "main"), ("native", "thread"),
+                                             ("nocond", "main"), ("condpy", "main")])
+def test_a_conditional_breakpoint_armed_while_the_program_waits_leaves_its_own_stop_alone(
+        dpdb, strategy, where):
+    # The program's breakpoint() turns stepping on, and the engine then copies the code of the
+    # breakpoint's function, which makes dpdb arm in that thread: the step went into dpdb's code
+    # (`_global_breaks.py code_appeared()`, --Call--) instead of the program's next line.
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", trust("own_stop.py"), go, where,
+                     env={"DPDB_ENGINE": strategy})
+    run.expect("waiting")
+    line = line_of(trust("own_stop.py"), "conditional breakpoint here")
+    assert "armed in 1 process" in break_at(dpdb, "own_stop.py:%d" % line, "if", "x == 1")
+    open(go, "w").close()
+    own = line_of(trust("own_stop.py"), "the program's own stop") + (0 if STOPS_ON_CALL else 1)
+    run.expect(r"attached to session \d+: pid \d+ [^\r\n]* at ([^\r\n]*)\r\n")
+    assert run.match.group(1) == "own_stop.py:%d in main()" % own, run.match.group(1)
+    run.expect(stop_line(r"print\(\"add_one gave"))
+    run.expect(PROMPT)
+    run.sendline("c")
+    stop_and_go_on(run, "x", "1")
+    run.expect("add_one gave 2")
+    run.expect("own stop done")
     finish(run)
