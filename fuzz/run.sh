@@ -12,7 +12,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$repo/build-fuzz}
 seconds=${2:-${FUZZ_SECONDS:-60}}
-targets=(fuzz_frame_decoder fuzz_message_decode)
+targets=(fuzz_frame_decoder fuzz_message_decode fuzz_hub_contents)
 
 if ! [[ $seconds =~ ^[0-9]+$ ]] || ((seconds < 1)); then
     echo "run.sh: SECONDS must be a positive integer, not \"$seconds\"" >&2

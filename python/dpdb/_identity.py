@@ -62,6 +62,12 @@ def exec_target():
     return None
 
 
+# What the hub accepts of a process's tags (src/wire/contents.hpp): it copies them into every
+# logpoint message it keeps. Beyond these, tags are left out rather than the process refused.
+_MAX_TAGS = 32
+_MAX_TAGS_BYTES = 2048
+
+
 def tags():
     found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
     found.update(_ray.tags())
@@ -69,7 +75,13 @@ def tags():
         key, sep, value = item.partition("=")
         if sep and key.strip():
             found[key.strip()] = value.strip()
-    return found
+    kept, size = {}, 0
+    for key, value in found.items():
+        size += len(key.encode(errors="replace")) + len(str(value).encode(errors="replace"))
+        if len(kept) == _MAX_TAGS or size > _MAX_TAGS_BYTES:
+            break
+        kept[key] = str(value)
+    return kept
 
 
 def process_name():
@@ -91,9 +103,7 @@ def process_name():
 
 def describe():
     started, kernel = _kernel_view()
-    return {
-        "started": started,
-        "kernel": kernel,
+    described = {
         "pid": os.getpid(),
         "ppid": os.getppid(),
         "host": socket.gethostname(),
@@ -105,6 +115,9 @@ def describe():
         "process_name": process_name(),
         "run": os.environ.get("DPDB_RUN_ID", ""),
     }
+    if started is not None:
+        described.update(started=started, kernel=kernel)
+    return described
 
 
 # What the hub was last told (tags, name), by whichever thread told it.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/printable.hpp"
+
 namespace dpdb::cli {
 namespace {
 
@@ -13,10 +15,11 @@ std::string basename(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Every field shown here came from a peer: escaped, so that a terminal runs no sequence of its.
 std::string text(const wire::Json& item, const char* key) {
     const auto it = item.find(key);
     if (it == item.end() || it->is_null()) return "";
-    return it->is_string() ? it->get<std::string>() : it->dump();
+    return shown(it->is_string() ? it->get<std::string>() : it->dump());
 }
 
 std::string short_argv(const wire::Json& item) {
@@ -29,7 +32,7 @@ std::string short_argv(const wire::Json& item) {
     std::string previous;
     for (const auto& arg : *it) {
         if (!arg.is_string()) continue;
-        auto word = arg.get<std::string>();
+        auto word = shown(arg.get<std::string>());
         const bool script = !out.empty() && !script_seen && !word.empty() && word[0] != '-' &&
                             previous != "-m" && previous != "-c";
         if (out.empty() || script) word = basename(word);
@@ -90,7 +93,8 @@ std::string tags_of(const wire::Json& item) {
         if (!out.empty()) out += ",";
         std::string lower = key;
         std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-        out += lower + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+        out +=
+            shown(lower) + "=" + shown(value.is_string() ? value.get<std::string>() : value.dump());
     }
     return out;
 }

@@ -14,6 +14,7 @@
 #include "cli/describe.hpp"
 #include "cli/hub_locator.hpp"
 #include "cli/stack_groups.hpp"
+#include "common/printable.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -104,7 +105,7 @@ void print_notes(const wire::Json& bp) {
         std::printf(
             "     ! %s%s\n",
             processes == 1 ? "" : ("in " + std::to_string(processes) + " processes: ").c_str(),
-            said.value("note", std::string()).c_str());
+            shown(said.value("note", std::string())).c_str());
     }
 }
 
@@ -295,7 +296,7 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
         if (p.contains("error")) {
             if (answered.count(pid) != 0 || !reported.insert(pid).second) continue;
             std::printf("pid %lld: %s\n\n", static_cast<long long>(pid),
-                        p["error"].get<std::string>().c_str());
+                        shown(p["error"].get<std::string>()).c_str());
             ++failures;
             continue;
         }
@@ -304,7 +305,7 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
         const char* which = debugger_frames && stacks.contains("text_with_debugger")
                                 ? "text_with_debugger"
                                 : "text";
-        std::printf("%s\n", stacks.value(which, std::string()).c_str());
+        std::printf("%s\n", shown_lines(stacks.value(which, std::string())).c_str());
     }
     return failures == 0 ? 0 : 1;
 }
@@ -326,7 +327,7 @@ int log_command(const std::string& hub, long long pid) {
         record["exited"] = true;
         std::printf("%s: %s\n", process_label(record).c_str(), state_of(record, {}).c_str());
         if (record.contains("stacks")) {
-            std::printf("%s\n", record["stacks"].get<std::string>().c_str());
+            std::printf("%s\n", shown_lines(record["stacks"].get<std::string>()).c_str());
         }
         return 0;
     }

@@ -19,6 +19,7 @@
 #include "cli/describe.hpp"
 #include "cli/hub_locator.hpp"
 #include "cli/log_lines.hpp"
+#include "common/printable.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -216,12 +217,14 @@ std::string log_line_text(const wire::Json& entry) {
     std::snprintf(clock, sizeof clock, "%02d:%02d:%02d.%03d", local.tm_hour, local.tm_min,
                   local.tm_sec, millis);
     std::string line = clock;
+    // Everything but the clock came from a debugged process (the text may quote what a request
+    // carried): escaped, so that a terminal runs no sequence of theirs.
     const auto host = entry.value("host", wire::Json());
-    if (host.is_string()) line += " " + host.get<std::string>();
+    if (host.is_string()) line += " " + shown(host.get<std::string>());
     line += " pid " + entry.value("pid", wire::Json()).dump();
     if (const auto tags = tags_of(entry); !tags.empty()) line += " [" + tags + "]";
-    line += " " + entry.value("thread", std::string("?")) + ": ";
-    line += entry.value("text", std::string());
+    line += " " + shown(entry.value("thread", std::string("?"))) + ": ";
+    line += shown(entry.value("text", std::string()));
     return line;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/describe.hpp"
+#include "common/printable.hpp"
 #include "hub/summary.hpp"  // span(): the same compact ranges as `dpdb ls`
 
 namespace dpdb::cli {
@@ -94,10 +95,10 @@ std::string grouped_stacks(const wire::Json& processes) {
     std::map<std::string, std::vector<const wire::Json*>> by_error;
     for (const auto& p : processes) {
         if (p.contains("error")) {
-            by_error[value_text(p["error"])].push_back(&p);
+            by_error[shown(value_text(p["error"]))].push_back(&p);
         } else {
             const auto stacks = p.value("stacks", wire::Json::object());
-            by_stacks[normalized(stacks.value("text", std::string()))].push_back(&p);
+            by_stacks[shown_lines(normalized(stacks.value("text", std::string())))].push_back(&p);
         }
     }
     std::string out;
@@ -105,7 +106,9 @@ std::string grouped_stacks(const wire::Json& processes) {
         const auto& group = it->second;
         if (group.size() == 1) {
             out += process_label(*group.front()) + "\n" +
-                   group.front()->value("stacks", wire::Json::object()).value("text", "") + "\n\n";
+                   shown_lines(
+                       group.front()->value("stacks", wire::Json::object()).value("text", "")) +
+                   "\n\n";
         } else {
             out += members(group) + "\n" + it->first + "\n\n";
         }

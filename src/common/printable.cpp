@@ -29,6 +29,16 @@ std::size_t printable_sequence(std::string_view text, std::size_t i) {
     if (lead == 0xF0 && second < 0x90) return 0;
     if (lead == 0xF4 && second > 0x8F) return 0;
     if (lead == 0xC2 && second < 0xA0) return 0;  // C1 controls U+0080..U+009F (CSI is U+009B)
+    // Bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069) and the marks
+    // U+200E, U+200F: they reorder what a terminal shows after them ("Trojan Source").
+    if (lead == 0xE2) {
+        const unsigned char third = byte(i + 2);
+        if (second == 0x80 &&
+            (third == 0x8E || third == 0x8F || (third >= 0xAA && third <= 0xAE))) {
+            return 0;
+        }
+        if (second == 0x81 && third >= 0xA6 && third <= 0xA9) return 0;
+    }
     return length;
 }
 
@@ -64,6 +74,19 @@ std::string printable(std::string_view text, std::size_t bound) {
     }
     if (text.size() > end) out += "... (" + std::to_string(text.size() - end) + " more bytes)";
     return out;
+}
+
+std::string shown_lines(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    std::size_t start = 0;
+    for (;;) {
+        const auto end = text.find('\n', start);
+        out += shown(text.substr(start, end == std::string_view::npos ? end : end - start));
+        if (end == std::string_view::npos) return out;
+        out += '\n';
+        start = end + 1;
+    }
 }
 
 std::string cut_text(std::string text, std::size_t bound) {

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,17 +34,29 @@ std::string runtime_dir() {
     }
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) throw os_error("cannot inspect " + dir);
-    if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
-        throw std::runtime_error(dir +
-                                 " is not a private directory owned by this user (mode 0700)");
+    if (st.st_uid != ::getuid()) {
+        // Another user made it first (in a shared /tmp anyone can): say who, and the way out.
+        const passwd* owner = ::getpwuid(st.st_uid);
+        throw std::runtime_error(
+            dir + " belongs to " +
+            (owner != nullptr ? std::string(owner->pw_name) + " (uid " : std::string("uid ")) +
+            std::to_string(st.st_uid) + (owner != nullptr ? ")" : "") +
+            ", not to you: dpdb keeps no secret there. Point XDG_RUNTIME_DIR at a folder of "
+            "your own (`mkdir -m 700 -p ~/.dpdb-run && export XDG_RUNTIME_DIR=~/.dpdb-run`), "
+            "or have its owner or root remove it");
+    }
+    if (!S_ISDIR(st.st_mode) || (st.st_mode & 077) != 0) {
+        throw std::runtime_error(dir + " is not a private directory (mode 0700): `chmod 700 " +
+                                 dir + "` if it is yours");
     }
     return dir;
 }
 
 void write_private_file(const std::string& path, const std::string& content) {
-    const std::string temp = path + ".tmp" + std::to_string(::getpid());
-    const int fd =
-        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    // A fresh name, created exclusively (mkstemp: O_EXCL, mode 0600): a name another user made
+    // in advance in a shared folder is never opened, so the secret goes into no file of theirs.
+    std::string temp = path + ".XXXXXX";
+    const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
     if (fd < 0) throw os_error("cannot write " + temp);
     const bool written =
         ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
@@ -99,6 +112,21 @@ std::vector<std::string> discovered_hub_sockets() {
     return paths;
 }
 
+void remove_run_folder(const std::string& path) {
+    const std::string cache = path + "/__pycache__";
+    if (DIR* d = ::opendir(cache.c_str())) {
+        std::vector<std::string> names;
+        while (const dirent* entry = ::readdir(d)) names.emplace_back(entry->d_name);
+        ::closedir(d);
+        for (const auto& name : names) {
+            if (name.rfind("sitecustomize.", 0) == 0) ::unlink((cache + "/" + name).c_str());
+        }
+        ::rmdir(cache.c_str());
+    }
+    ::unlink((path + "/sitecustomize.py").c_str());
+    ::rmdir(path.c_str());
+}
+
 void remove_leftovers_of_dead_runs() {
     const std::string dir = runtime_dir();
     DIR* d = ::opendir(dir.c_str());
@@ -116,8 +144,7 @@ void remove_leftovers_of_dead_runs() {
         if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // that run still goes on
         const std::string path = dir + "/" + name;
         if (suffix == ".d") {
-            ::unlink((path + "/sitecustomize.py").c_str());
-            ::rmdir(path.c_str());
+            remove_run_folder(path);
         } else {
             ::unlink(path.c_str());
         }

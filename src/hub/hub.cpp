@@ -21,6 +21,7 @@
 #include "hub/store.hpp"
 #include "hub/summary.hpp"
 #include "wire/auth.hpp"
+#include "wire/contents.hpp"
 
 namespace dpdb::hub {
 
@@ -39,6 +40,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
           agent_key_(wire::agent_key(options_.secret)),
           store_(options_.store_path) {
         if (!options_.log) options_.log = [](const std::string&) {};
+        store_.on_bad_row([this](const std::string& line) { log(line); });
     }
 
     void start() {
@@ -89,14 +91,26 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
     void on_message(const ConnectionPtr& from, const Message& message) {
-        if (!from->authenticated) {
-            handshake(from, message);
-            return;
-        }
-        if (from->role == Role::Agent) {
-            from_agent(from, message);
-        } else {
-            from_client(from, message);
+        // What the objects inside the message hold is checked before anything of it is used or
+        // kept: a bad message is a malformed input (Connection drops the peer, one log line).
+        // A hello's, once its sender proved the credential (handshake): until then it is a
+        // stranger's, and only its proof counts.
+        if (from->authenticated) wire::check_contents(message);
+        try {
+            if (!from->authenticated) {
+                handshake(from, message);
+            } else if (from->role == Role::Agent) {
+                from_agent(from, message);
+            } else {
+                from_client(from, message);
+            }
+        } catch (const wire::ProtocolError&) {
+            throw;
+        } catch (const std::exception& error) {
+            // A value the checks let through and the hub could not handle: this peer goes, the
+            // hub and everyone else's connections stay.
+            from->close("the hub could not handle its " + message.type + " message (" +
+                        error.what() + ")");
         }
     }
 
@@ -135,6 +149,15 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 return refuse(peer, "authentication failed (wrong secret)");
             }
         }
+        try {
+            wire::check_contents(hello);
+        } catch (const wire::ProtocolError& error) {
+            // It holds the credential (a process of the job): not a stranger's failure.
+            log("refused connection " + std::to_string(peer->id()) + ": " + error.what());
+            peer->send(make("refused", {{"reason", std::string("bad hello: ") + error.what()}}));
+            peer->close("refused: bad hello");
+            return;
+        }
         peer->authenticated = true;
         peer->slot.release();
         peer->role = role == "agent" ? Role::Agent : Role::Client;
@@ -145,7 +168,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
         if (peer->role == Role::Agent) {
             peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
-            registry_.add_process(peer->id(), hello.has("proc") ? hello["proc"] : Json::object());
+            registry_.add_process(peer->id(), hello.has("proc") ? wire::without_nulls(hello["proc"])
+                                                                : Json::object());
             publish("process_start", registry_.describe(*registry_.process(peer->id())));
         }
     }
@@ -157,7 +181,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void from_agent(const ConnectionPtr& agent, const Message& message) {
         const auto& type = message.type;
         if (type == "proc_update") {
-            registry_.add_process(agent->id(), message["proc"]);
+            registry_.add_process(agent->id(), wire::without_nulls(message["proc"]));
             publish("process_update", registry_.describe(*registry_.process(agent->id())));
             return;
         }
@@ -200,7 +224,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             if (registry_.session_of_agent(agent->id(), agent_sid) != nullptr) {
                 return protocol_violation(agent, "session_open for an open session");
             }
-            auto& session = registry_.open_session(agent->id(), agent_sid, message["info"]);
+            auto& session = registry_.open_session(agent->id(), agent_sid,
+                                                   wire::without_nulls(message["info"]));
             publish("session_open", registry_.describe(session));
             return;
         }
@@ -208,7 +233,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         if (session == nullptr) return;  // raced with a close: nothing to route
         if (type == "session_update") {
             const auto since = session->info.value("since", Json());
-            session->info = message["info"];
+            session->info = wire::without_nulls(message["info"]);
             session->info["since"] = since;
             publish("session_update", registry_.describe(*session));
         } else if (type == "session_close") {
@@ -468,7 +493,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void stacks_answered(std::uint64_t agent, const Message& message) {
         stacks_requests_.answered(message.num("req"), agent, [&] {
             Json entry = registry_.describe(*registry_.process(agent));
-            entry["stacks"] = message["stacks"];
+            entry["stacks"] = wire::without_nulls(message["stacks"]);
             return entry;
         });
         finish_stacks_requests();

@@ -8,9 +8,19 @@
 namespace dpdb::hub {
 namespace {
 
-// A message longer than this is cut: the store keeps 100,000 of them.
+// A message longer than this is cut: the store keeps 100,000 of them. What the hub copies from
+// its sender's description into each is cut too (the tags are bounded by wire/contents), so a
+// stored message holds at most about 7 KiB whatever the sender says of itself.
 constexpr std::size_t kMaxTextBytes = 4096;
 constexpr std::size_t kMaxThreadBytes = 200;
+constexpr std::size_t kMaxNameBytes = 256;
+
+// A short text of the sender's description (host, run, name), cut; null where it has none.
+wire::Json copied_name(const wire::Json& process, const char* key) {
+    const auto it = process.find(key);
+    if (it == process.end() || !it->is_string()) return wire::Json();
+    return cut_text(it->get<std::string>(), kMaxNameBytes);
+}
 
 }  // namespace
 
@@ -24,13 +34,16 @@ wire::Json stamp_log_lines(const wire::Json& lines, const wire::Json& process) {
         wire::Json entry = {
             {"time", line["time"].get<double>()},
             {"text", cut_text(line["text"].get<std::string>(), kMaxTextBytes)},
-            {"pid", process.value("pid", wire::Json())},
-            {"host", process.value("host", wire::Json())},
             {"tags", process.value("tags", wire::Json::object())},
-            {"run", process.value("run", wire::Json())},
         };
-        const auto name = process.value("process_name", wire::Json());
-        if (name.is_string() && !name.get<std::string>().empty()) entry["process_name"] = name;
+        if (const auto pid = process.find("pid"); pid != process.end()) entry["pid"] = *pid;
+        // Absent rather than null: what the store reads back is checked as a peer's message is.
+        for (const char* key : {"host", "run", "process_name"}) {
+            auto name = copied_name(process, key);
+            if (name.is_string() && !name.get_ref<const std::string&>().empty()) {
+                entry[key] = std::move(name);
+            }
+        }
         const auto thread = line.value("thread", wire::Json());
         entry["thread"] =
             thread.is_string() ? cut_text(thread.get<std::string>(), kMaxThreadBytes) : "?";

@@ -6,6 +6,10 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "wire/contents.hpp"
 
 namespace dpdb::hub {
 namespace {
@@ -40,8 +44,6 @@ double now_seconds() {
 
 // Enough history to explain what happened to a job; old records make room for new ones.
 constexpr int kKeptExits = 10000;
-// Logpoint messages: the latest this many, whatever process sent them.
-constexpr int kKeptLogs = 100000;
 
 bool has_column(sqlite3* db, const char* table, const char* column) {
     auto info = prepare(db, (std::string("PRAGMA table_info(") + table + ")").c_str());
@@ -86,6 +88,11 @@ Store::Store(const std::string& path) {
     exec(
         "CREATE TABLE IF NOT EXISTS exits ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT, ended REAL NOT NULL, process TEXT NOT NULL)");
+    auto size = prepare(db_, "SELECT COUNT(*), COALESCE(SUM(LENGTH(line)), 0) FROM logs");
+    if (sqlite3_step(size.get()) == SQLITE_ROW) {
+        log_rows_ = sqlite3_column_int64(size.get(), 0);
+        log_bytes_ = sqlite3_column_int64(size.get(), 1);
+    }
 }
 
 Store::~Store() {
@@ -166,20 +173,57 @@ void Store::record_exit(const wire::Json& process) {
 
 void Store::add_logs(wire::Json& lines) {
     auto insert = prepare(db_, "INSERT INTO logs (time, pid, line) VALUES (?, ?, ?)");
-    auto trim = prepare(db_, "DELETE FROM logs WHERE id <= (SELECT MAX(id) FROM logs) - ?");
-    sqlite3_bind_int(trim.get(), 1, kKeptLogs);
     // One transaction per batch, as for exits: a flood of messages is a few commits a second.
     const bool in_transaction = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
     for (auto& line : lines) {
+        const auto text = line.dump(-1, ' ', false, wire::Json::error_handler_t::replace);
         sqlite3_reset(insert.get());
         sqlite3_bind_double(insert.get(), 1, line.value("time", 0.0));
         sqlite3_bind_int64(insert.get(), 2, line.value("pid", std::int64_t{0}));
-        bind_text(insert.get(), 3, line.dump(-1, ' ', false, wire::Json::error_handler_t::replace));
-        if (sqlite3_step(insert.get()) == SQLITE_DONE) line["seq"] = sqlite3_last_insert_rowid(db_);
+        bind_text(insert.get(), 3, text);
+        if (sqlite3_step(insert.get()) == SQLITE_DONE) {
+            line["seq"] = sqlite3_last_insert_rowid(db_);
+            ++log_rows_;
+            log_bytes_ += static_cast<std::int64_t>(text.size());
+        }
     }
-    sqlite3_step(trim.get());
+    trim_logs();
     if (in_transaction && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
+
+// The oldest messages go until both bounds hold, a slice of them at a time.
+void Store::trim_logs() {
+    auto oldest = prepare(db_, "SELECT id, LENGTH(line) FROM logs ORDER BY id LIMIT 1024");
+    auto remove = prepare(db_, "DELETE FROM logs WHERE id <= ?");
+    while (log_rows_ > kKeptLogs || log_bytes_ > kKeptLogBytes) {
+        sqlite3_reset(oldest.get());
+        std::int64_t last = -1;
+        while ((log_rows_ > kKeptLogs || log_bytes_ > kKeptLogBytes) &&
+               sqlite3_step(oldest.get()) == SQLITE_ROW) {
+            last = sqlite3_column_int64(oldest.get(), 0);
+            --log_rows_;
+            log_bytes_ -= sqlite3_column_int64(oldest.get(), 1);
+        }
+        if (last < 0) {  // nothing left to count: the counts were off
+            log_rows_ = 0;
+            log_bytes_ = 0;
+            return;
+        }
+        sqlite3_reset(remove.get());
+        sqlite3_bind_int64(remove.get(), 1, last);
+        sqlite3_step(remove.get());
+    }
+}
+
+void Store::remove_bad_row(const char* table, std::int64_t id, const std::string& why) const {
+    auto remove = prepare(db_, (std::string("DELETE FROM ") + table + " WHERE id = ?").c_str());
+    sqlite3_bind_int64(remove.get(), 1, id);
+    sqlite3_step(remove.get());
+    if (report_) {
+        report_(std::string("hub store: removed row ") + std::to_string(id) + " of " + table +
+                ", which is not what the hub writes: " + why);
     }
 }
 
@@ -187,13 +231,23 @@ wire::Json Store::logs(const std::set<std::int64_t>& pids, int limit) const {
     // The latest `limit` messages, then put back in time order.
     auto select = prepare(db_, "SELECT id, line, pid FROM logs ORDER BY time DESC, id DESC");
     wire::Json newest = wire::Json::array();
+    std::vector<std::pair<std::int64_t, std::string>> bad;
     while (static_cast<int>(newest.size()) < limit && sqlite3_step(select.get()) == SQLITE_ROW) {
         if (!pids.empty() && pids.count(sqlite3_column_int64(select.get(), 2)) == 0) continue;
+        const auto id = sqlite3_column_int64(select.get(), 0);
         auto line = wire::Json::parse(column_text(select.get(), 1), nullptr, false);
-        if (line.is_discarded()) continue;
-        line["seq"] = sqlite3_column_int64(select.get(), 0);
+        try {
+            if (line.is_discarded()) throw wire::ProtocolError("not JSON");
+            line["seq"] = id;
+            wire::check_stamped_log_line(line);
+        } catch (const wire::ProtocolError& error) {
+            bad.emplace_back(id, error.what());
+            continue;
+        }
         newest.push_back(std::move(line));
     }
+    select.reset();
+    for (const auto& [id, why] : bad) remove_bad_row("logs", id, why);
     wire::Json oldest_first = wire::Json::array();
     for (auto it = newest.rbegin(); it != newest.rend(); ++it)
         oldest_first.push_back(std::move(*it));
@@ -201,13 +255,23 @@ wire::Json Store::logs(const std::set<std::int64_t>& pids, int limit) const {
 }
 
 wire::Json Store::exits(int limit) const {
-    auto select = prepare(db_, "SELECT process FROM exits ORDER BY id DESC LIMIT ?");
+    auto select = prepare(db_, "SELECT id, process FROM exits ORDER BY id DESC LIMIT ?");
     sqlite3_bind_int(select.get(), 1, limit);
     wire::Json out = wire::Json::array();
+    std::vector<std::pair<std::int64_t, std::string>> bad;
     while (sqlite3_step(select.get()) == SQLITE_ROW) {
-        auto process = wire::Json::parse(column_text(select.get(), 0), nullptr, false);
-        if (!process.is_discarded()) out.push_back(std::move(process));
+        auto process = wire::Json::parse(column_text(select.get(), 1), nullptr, false);
+        try {
+            if (process.is_discarded()) throw wire::ProtocolError("not JSON");
+            wire::check_exit_record(process);
+        } catch (const wire::ProtocolError& error) {
+            bad.emplace_back(sqlite3_column_int64(select.get(), 0), error.what());
+            continue;
+        }
+        out.push_back(std::move(process));
     }
+    select.reset();
+    for (const auto& [id, why] : bad) remove_bad_row("exits", id, why);
     return out;
 }
 

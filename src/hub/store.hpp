@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -30,7 +31,7 @@ class Store {
     wire::Json breakpoints() const;  // [{"id", "spec", "condition", "created", "log"?, "ignore"?}]
 
     // Logpoint messages as the hub stamped them ({"time", "pid", ...}); each gets its "seq". The
-    // oldest go beyond a bound.
+    // oldest go beyond a bound of messages and one of bytes (kKeptLogs, kKeptLogBytes).
     void add_logs(wire::Json& lines);
     // The latest `limit` of them, of these pids (none: all), oldest first (by time, then seq).
     wire::Json logs(const std::set<std::int64_t>& pids, int limit) const;
@@ -39,9 +40,23 @@ class Store {
     void record_exit(const wire::Json& process);
     wire::Json exits(int limit) const;  // newest first
 
+    // Rows read back are checked as a peer's message is (wire/contents): one that is not what
+    // the hub writes (a store of another version, an edit by hand, a disk's fault) is removed
+    // and told here, in one line, instead of reaching a reader that would fail on it.
+    void on_bad_row(std::function<void(const std::string&)> report) { report_ = std::move(report); }
+
+    static constexpr int kKeptLogs = 100000;
+    static constexpr std::int64_t kKeptLogBytes = std::int64_t{64} << 20;
+
   private:
     void exec(const char* sql) const;
+    void remove_bad_row(const char* table, std::int64_t id, const std::string& why) const;
+    void trim_logs();
     sqlite3* db_ = nullptr;
+    std::function<void(const std::string&)> report_;
+    // What the logs table holds, kept here so that a batch's trim needs no scan.
+    std::int64_t log_rows_ = 0;
+    std::int64_t log_bytes_ = 0;
 };
 
 }  // namespace dpdb::hub
