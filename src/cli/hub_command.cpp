@@ -5,14 +5,18 @@
 #include <unistd.h>
 
 #include <asio.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/hub_lock.hpp"
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/channel.hpp"
@@ -63,21 +67,55 @@ std::pair<std::string, int> split_listen(const std::string& listen) {
     return {host, port};
 }
 
-int stop_hub(const std::string& socket_path) {
+// The pid that a hub answering on this socket gives; nullopt if none answers.
+std::optional<pid_t> hub_answering(const std::string& socket_path) {
     HubAddress address;
     address.path = socket_path;
-    if (::access(socket_path.c_str(), F_OK) != 0) {
+    if (!hub_answers(address)) return std::nullopt;
+    wire::Channel channel;
+    const auto hello = wire::Channel::connect(channel, address, secret_for(address), "client");
+    return static_cast<pid_t>(hello.value("pid", 0));
+}
+
+// The pid of the hub on this socket: the one that holds its lock, else one from before the lock
+// that answers on it; nullopt if none runs.
+std::optional<pid_t> hub_on(const std::string& socket_path) {
+    if (const auto holder = hub_holding(socket_path)) return holder;
+    return hub_answering(socket_path);
+}
+
+constexpr auto kStopWait = std::chrono::seconds(10);
+
+int stop_hub(const std::string& socket_path) {
+    const auto pid = hub_on(socket_path);
+    if (!pid) {
         std::printf("no hub on %s\n", socket_path.c_str());
         return 0;
     }
-    wire::Channel channel;
-    const auto hub = wire::Channel::connect(channel, address, secret_for(address), "client");
-    const auto pid = hub.value("pid", 0);
-    if (pid <= 0 || ::kill(pid, SIGTERM) != 0) {
+    if (*pid <= 0 || ::kill(*pid, SIGTERM) != 0) {
         throw std::runtime_error("cannot stop the hub on " + socket_path);
     }
-    std::printf("stopped the hub on %s (pid %d)\n", socket_path.c_str(), pid);
+    // Gone once it let go of its lock and its socket, so that a hub started next finds both free.
+    const auto deadline = std::chrono::steady_clock::now() + kStopWait;
+    while (hub_on(socket_path)) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw std::runtime_error("the hub on " + socket_path + " (pid " + std::to_string(*pid) +
+                                     ") did not stop within 10 s of SIGTERM");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::printf("stopped the hub on %s (pid %d)\n", socket_path.c_str(), *pid);
     return 0;
+}
+
+// What to do instead of starting a second hub on a socket that has one.
+[[noreturn]] void refuse_second_hub(const std::string& socket_path, pid_t pid) {
+    const std::string who = pid > 0 ? " (pid " + std::to_string(pid) + ")" : "";
+    throw std::runtime_error(
+        "a hub runs already on unix:" + socket_path + who +
+        ", perhaps the one `dpdb attach -p` started: use it as it is (`dpdb ls`), or stop it "
+        "with `dpdb hub --stop` first (then start this one, with --listen if it should serve "
+        "TCP), or give this one a socket of its own with --socket PATH");
 }
 
 }  // namespace
@@ -86,6 +124,9 @@ int hub_command(const HubCommandOptions& options) {
     const std::string socket_path =
         options.socket_path.empty() ? runtime_dir() + "/hub.sock" : options.socket_path;
     if (options.stop) return stop_hub(socket_path);
+    const auto lock = HubLock::take(socket_path);
+    if (!lock) refuse_second_hub(socket_path, hub_holding(socket_path).value_or(0));
+    if (const auto older = hub_answering(socket_path)) refuse_second_hub(socket_path, *older);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);

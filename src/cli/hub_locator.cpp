@@ -13,10 +13,18 @@ namespace dpdb::cli {
 namespace {
 
 std::string how_to_start() {
-    return "start one with `dpdb hub` (then export DPDB_HUB), or run the program under `dpdb run`";
+    return "start one with `dpdb hub` (found here by itself, no DPDB_HUB needed), or run the "
+           "program under `dpdb run`";
 }
 
 }  // namespace
+
+bool hub_answers(const HubAddress& address) {
+    const int fd = connect_to(address);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+}
 
 std::string secret_for(const HubAddress& address) {
     if (const char* token = std::getenv("DPDB_TOKEN"); token != nullptr && *token != '\0') {

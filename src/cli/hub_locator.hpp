@@ -19,6 +19,9 @@ struct HubTarget {
 // Throws std::runtime_error whose text says where it looked and how to start a hub.
 std::vector<HubTarget> locate_hubs(const std::string& explicit_address);
 
+// Whether something accepts connections on the address (a hub, or one starting).
+bool hub_answers(const HubAddress& address);
+
 // DPDB_TOKEN if set, else the 0600 file beside a Unix socket.
 std::string secret_for(const HubAddress& address);
 

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
+#include "cli/hub_lock.hpp"
 #include "cli/installation.hpp"
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
@@ -17,13 +19,6 @@ namespace dpdb::cli {
 namespace {
 
 constexpr auto kStartWait = std::chrono::seconds(5);
-
-bool answers(const HubAddress& address) {
-    const int fd = connect_to(address);
-    if (fd < 0) return false;
-    ::close(fd);
-    return true;
-}
 
 // `dpdb hub --quiet` in a session of its own, outliving this command; its output goes to a log.
 void start_local_hub(const std::string& log_path) {
@@ -58,16 +53,22 @@ HubTarget hub_for_attach(const std::string& explicit_address) {
     if (!chosen.empty()) return locate_hubs(chosen).front();
     HubAddress local;
     local.path = runtime_dir() + "/hub.sock";
-    if (!answers(local)) {
+    if (!hub_answers(local)) {
         const std::string log = runtime_dir() + "/hub.log";
         start_local_hub(log);
         const auto deadline = std::chrono::steady_clock::now() + kStartWait;
-        while (!answers(local) || ::access(token_path_for_socket(local.path).c_str(), R_OK) != 0) {
+        while (!hub_answers(local) ||
+               ::access(token_path_for_socket(local.path).c_str(), R_OK) != 0) {
             if (std::chrono::steady_clock::now() >= deadline) {
                 throw std::runtime_error("the local hub did not start within 5 s; see " + log);
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
+        const pid_t pid = hub_holding(local.path).value_or(0);
+        std::fprintf(stderr,
+                     "dpdb: started your local hub on unix:%s (pid %d, log %s); it serves every "
+                     "`dpdb attach -p` of yours until `dpdb hub --stop`\n",
+                     local.path.c_str(), static_cast<int>(pid), log.c_str());
     }
     return HubTarget{local, secret_for(local)};
 }
