@@ -132,6 +132,7 @@ int run_command(const RunOptions& options) {
             stderr, "dpdb run: say which program: dpdb run prog.py [args] or dpdb run -m module\n");
         return 2;
     }
+    const std::string python = program_python(options.python);  // before anything to clean up
     const std::string run_id = std::to_string(::getpid());
     const std::string dir = runtime_dir();
 
@@ -178,7 +179,7 @@ int run_command(const RunOptions& options) {
     }
     prepend_env_path("PYTHONPATH", boot_dir);
 
-    std::vector<std::string> argv = {program_python(options.python)};
+    std::vector<std::string> argv = {python};
     if (!options.module.empty()) argv.insert(argv.end(), {"-m", options.module});
     argv.insert(argv.end(), options.args.begin(), options.args.end());
 
@@ -209,8 +210,7 @@ int run_command(const RunOptions& options) {
 
     console.relay_until_program_ends();
     while (program.running()) ::usleep(50 * 1000);
-    ::unlink((boot_dir + "/sitecustomize.py").c_str());
-    ::rmdir(boot_dir.c_str());
+    remove_run_folder(boot_dir);
     if (embedded) ::unlink((dir + "/run-" + run_id + ".log").c_str());
     return *program.status;
 }

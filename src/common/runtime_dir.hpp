@@ -24,6 +24,10 @@ std::string token_path_for_socket(const std::string& socket_path);
 // The hub sockets in the runtime directory, newest first.
 std::vector<std::string> discovered_hub_sockets();
 
+// Removes a run's folder (run-PID.d): its sitecustomize.py and the bytecode that Python caches of
+// it (__pycache__, unless PYTHONDONTWRITEBYTECODE), and nothing else anyone put there.
+void remove_run_folder(const std::string& path);
+
 // Removes what runs that ended without cleaning up (killed) left in the runtime directory: their
 // folders and logs (run-PID.d, run-PID.log) when process PID is gone. Their sockets are removed
 // by whoever finds them dead (a connection refused).

@@ -62,6 +62,8 @@ class Session:
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith("DPDB_") or k == "DPDB_ENGINE"}
         self.env.pop("PYTHONBREAKPOINT", None)
+        # Bytecode writing on, as users have it: what a run leaves behind must show here.
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.env.update({
             "XDG_RUNTIME_DIR": os.path.join(root, "run"),
             "HOME": os.path.join(root, "home"),

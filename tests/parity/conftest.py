@@ -33,7 +33,7 @@ def run_driver(kind, program, commands, engine=None, timeout=60, audit_hook=Fals
     env["DPDB_PARITY_AUDIT_HOOK"] = "1" if audit_hook else "0"
     path = [p for p in (_dpdb_path(), env.get("PYTHONPATH")) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode writing on, as users have it
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "driver.py"), kind, os.path.join(PROGRAMS, program)],
         input="\n".join(commands) + "\n",
