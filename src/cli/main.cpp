@@ -40,6 +40,26 @@ int set_aside_module_args(int argc, char** argv, std::vector<std::string>& modul
     return argc;
 }
 
+// The word where a command should be, if it names none of them (`dpdb foo`), for which CLI11
+// would only say that a subcommand is required.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') i += std::string(argv[i]) == "--hub" ? 2 : 1;
+    if (i >= argc) return "";
+    for (const auto* command : app.get_subcommands({})) {
+        if (command->get_name() == argv[i]) return "";
+    }
+    return argv[i];
+}
+
+std::string command_names(CLI::App& app) {
+    std::string names;
+    for (const auto* command : app.get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + command->get_name();
+    }
+    return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,11 +68,13 @@ int main(int argc, char** argv) {
     // saying so, not kill it with SIGPIPE in the middle of a TLS write. The program that `dpdb
     // run` starts gets the default back.
     std::signal(SIGPIPE, SIG_IGN);
-    CLI::App app{"dpdb: a debugger for Python programs that run as many processes"};
+    // Named, so that every Usage: line says `dpdb`, not the path it was run by.
+    CLI::App app{"dpdb: a debugger for Python programs that run as many processes", "dpdb"};
     app.require_subcommand(1);
     app.set_version_flag(
         "--version", [] { return dpdb::cli::version_text(); },
-        "the version, the interpreter beside dpdb and its engine strategy");
+        "the version, the interpreter dpdb runs programs with (which, and why) and its engine "
+        "strategy");
     app.fallthrough();  // --hub may follow the subcommand: `dpdb ls --hub ADDR`
     std::string hub;
     app.add_option("--hub", hub, "hub address (unix:/path or tcp://host:port); default DPDB_HUB")
@@ -61,7 +83,11 @@ int main(int argc, char** argv) {
     dpdb::cli::RunOptions run;
     auto* run_cmd =
         app.add_subcommand("run", "run a Python program with every process of it under dpdb");
-    run_cmd->add_option("--python", run.python, "interpreter (default: the one dpdb came with)");
+    run_cmd->add_option("--python", run.python,
+                        "interpreter (default: DPDB_PYTHON, else the one dpdb was installed for)");
+    run_cmd->add_option("--hub", run.hub,
+                        "join this hub (unix:/path or tcp://host:port) instead of embedding one; "
+                        "default DPDB_HUB");
     run_cmd->add_option("-m", run.module, "run library module as a script");
     run_cmd->add_flag("--post-mortem", run.post_mortem,
                       "open a post-mortem session on an uncaught exception in any process, "
@@ -88,7 +114,8 @@ int main(int argc, char** argv) {
                         "secret, certificate and store (default: ~/.local/state/dpdb/hub)");
     hub_cmd->add_flag("-q,--quiet", hub_options.quiet, "print only the addresses");
     hub_cmd->add_flag("--stop", hub_options.stop,
-                      "stop the hub on --socket (default: the local one dpdb attach starts)");
+                      "stop the hub on --socket (default: your local hub, whoever started it: "
+                      "`dpdb hub` or `dpdb attach -p`)");
 
     dpdb::cli::LsOptions ls_options;
     auto* ls_cmd = app.add_subcommand(
@@ -116,9 +143,12 @@ int main(int argc, char** argv) {
     dpdb::cli::BreakOptions break_options;
     auto* break_cmd = app.add_subcommand(
         "break", "global breakpoints, armed in every process of the hub, now and later");
-    break_cmd->add_option("spec", break_options.args, "FILE:LINE [if EXPR] or FUNCTION");
+    break_cmd->add_option("spec", break_options.args,
+                          "FILE:LINE [if EXPR], FUNCTION, 'uncaught exceptions' or 'raised "
+                          "exceptions'; with --clear, the breakpoint's ID");
     break_cmd->add_flag("--list", break_options.list, "list them, with how many processes match");
-    break_cmd->add_flag("--clear", break_options.clear, "clear breakpoint ID, or all");
+    break_cmd->add_flag("--clear", break_options.clear,
+                        "clear breakpoint ID (dpdb break --clear ID), or all without an ID");
     break_cmd->add_flag("--every", break_options.every,
                         "arm every file FILE matches (written */FILE), not just one");
     break_cmd->add_option("--log", break_options.log,
@@ -163,10 +193,17 @@ int main(int argc, char** argv) {
 
     std::string dap_listen;
     auto* dap_cmd = app.add_subcommand(
-        "dap", "a Debug Adapter Protocol server for IDEs (VS Code, nvim-dap): see docs/ide.md");
+        "dap",
+        "a Debug Adapter Protocol server for IDEs (VS Code, nvim-dap): see docs/ide.md in "
+        "dpdb's source");
     dap_cmd->add_option("--listen", dap_listen,
                         "serve on 127.0.0.1:PORT instead of stdio (0: any free port)");
 
+    if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+        std::fprintf(stderr, "dpdb: no command \"%s\"; the commands are %s (`dpdb --help`)\n",
+                     unknown.c_str(), command_names(app).c_str());
+        return 2;
+    }
     std::vector<std::string> module_args;
     const int parsed = set_aside_module_args(argc, argv, module_args);
     try {
@@ -176,7 +213,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (*run_cmd) {
-            run.hub = hub;
+            if (run.hub.empty()) run.hub = hub;
             for (const auto& extra : run_cmd->remaining()) run.args.push_back(extra);
             run.args.insert(run.args.end(), module_args.begin(), module_args.end());
             return dpdb::cli::run_command(run);

@@ -35,10 +35,16 @@ def test_version_names_the_interpreter_and_its_engine(dpdb):
     done = dpdb.run("dpdb", "--version")
     assert done.returncode == 0, done.stderr
     version = "%d.%d" % sys.version_info[:2]
-    assert re.match(r"dpdb \d+\.\d+\.\d+\nPython %s\.\d+ \(.*\), engine native on (tracer|monitoring)\n"
-                    % re.escape(version), done.stdout), done.stdout
+    assert re.match(r"dpdb \d+\.\d+\.\d+ \(built for Python %s\)\n"
+                    r"Python %s\.\d+ \(.*\), engine native on (tracer|monitoring)\n"
+                    r"programs run with it: the python%s beside dpdb \(its venv or Python prefix\)\n"
+                    % ((re.escape(version),) * 3), done.stdout), done.stdout
     done = dpdb.run("dpdb", "--version", env={"DPDB_ENGINE": "bdb"})
-    assert done.stdout.rstrip().endswith("engine bdb"), done.stdout
+    assert done.stdout.splitlines()[1].endswith("engine bdb"), done.stdout
+    done = dpdb.run("dpdb", "--version", env={"DPDB_PYTHON": PYTHON})
+    assert done.stdout.splitlines()[2] == (
+        "programs run with it: named by DPDB_PYTHON (which `python -m dpdb` sets to itself)"), \
+        done.stdout
 
 
 def test_python_m_dpdb_works_without_the_scripts_folder_on_path(dpdb):
