@@ -80,6 +80,8 @@ class _Control:
         while True:
             event = _agent.wait_control(_RECHECK_SECONDS)
             try:
+                if _pause.any_asked() and _debugger.stopped_debugging():
+                    _pause.drop_all(self.debugger)  # `q` in another thread's session
                 if _pause.any_done():
                     _pause.drop_done(self.debugger)
                 if event is None:
@@ -117,6 +119,7 @@ class _Control:
         every paused thread has been sent): its breakpoints go, later ones are not armed."""
         _debugger.stop_debugging()
         if self.debugger is not None:
+            _pause.drop_all(self.debugger)
             self.debugger.clear_all_breaks()
 
     def holder(self):

@@ -114,6 +114,25 @@ def armed_here():
     return armed
 
 
+class HubBreakpoint(bdb.Breakpoint):
+    """A hub breakpoint, whole before any thread can meet it: a logpoint never without its
+    message, a hit count never without its ignore count. bdb.Breakpoint's constructor files the
+    breakpoint in bplist, where every thread and the engine look, before its caller could add
+    anything; here that filing goes to a dict of the instance's own, and the breakpoint goes into
+    bplist once whole, in one append."""
+
+    def __init__(self, file, line, cond, funcname, hub_id, ignore, message):
+        self.bplist = {}  # read through self by bdb's constructor
+        super().__init__(file, line, False, cond, funcname)
+        del self.bplist
+        self.dpdb_global = hub_id
+        self.ignore = ignore
+        if message is not None:
+            self.dpdb_log = message
+        # Appended whole: a thread that reads the line's list sees it there or not at all.
+        bdb.Breakpoint.bplist.setdefault((file, line), []).append(self)
+
+
 class GlobalBreakpoints:
     def __init__(self, holder):
         self.holder = holder  # () -> the Debugger that owns global breakpoints
@@ -254,17 +273,14 @@ class GlobalBreakpoints:
             except SyntaxError as error:
                 self.notes[hub_id] = "logpoint message: %s" % error.msg
                 return
-        error = debugger.set_break(file, line, cond=bp.get("condition") or None,
-                                   funcname=funcname)
-        if error is not None:
-            self.notes[hub_id] = error
+        file = debugger.canonic(file)
+        if not linecache.getline(file, line):
+            self.notes[hub_id] = "Line %s:%d does not exist" % (file, line)  # bdb's words
             return
-        armed = debugger.get_breaks(file, line)[-1]
-        armed.dpdb_global = hub_id
         # A hit count (an IDE's hitCondition): pdb's ignore count, counted in this process.
-        armed.ignore = bp.get("ignore", 0)
-        if message is not None:
-            armed.dpdb_log = message
+        HubBreakpoint(file, line, bp.get("condition") or None, funcname, hub_id,
+                      bp.get("ignore", 0), message)
+        debugger._dpdb_breaks_changed()
 
     def _tell(self):
         import json

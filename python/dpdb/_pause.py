@@ -6,6 +6,8 @@ nothing else slows down."""
 import sys
 import threading
 
+from dpdb import _debugger
+
 # Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
 # have: a pause breakpoint is good for one stop of one thread. Changed by the control thread and
 # by the thread that stops, each holding the GIL.
@@ -27,6 +29,7 @@ def ask(debugger, all_threads):
         frame = frames.get(ident)
         if ident == me or frame is None:
             continue
+        _forget(debugger, ident)  # an earlier pause of it that has not landed: this one replaces it
         _pausing[ident] = numbers = []
         condition = "__import__('dpdb._pause', fromlist=['_']).due(%d)" % ident
         while frame is not None:
@@ -39,24 +42,41 @@ def ask(debugger, all_threads):
 
 def drop_done(debugger):
     """The breakpoints of the threads that have stopped go."""
-    for ident, numbers in list(_pausing.items()):
+    for ident in list(_pausing):
         if ident in _paused:
-            for number in numbers:
-                try:
-                    debugger.clear_bpbynumber(str(number))
-                except Exception:
-                    pass
-            del _pausing[ident]
-            _paused.discard(ident)
+            _forget(debugger, ident)
+
+
+def drop_all(debugger):
+    """Every pause asked goes, landed or not: the process is no longer debugged (`q`, dpdb
+    detach -p, an attach interrupted while it waited for its pause)."""
+    for ident in list(_pausing):
+        _forget(debugger, ident)
+
+
+def _forget(debugger, ident):
+    for number in _pausing.pop(ident, ()):
+        try:
+            debugger.clear_bpbynumber(str(number))
+        except Exception:
+            pass
+    _paused.discard(ident)
 
 
 def any_done():
     return bool(_paused)
 
 
+def any_asked():
+    return bool(_pausing)
+
+
 def due(ident):
-    """The condition of a pause breakpoint: true for its thread, once."""
+    """The condition of a pause breakpoint: true for its thread, once, while the process is
+    debugged."""
     if threading.get_ident() != ident or ident not in _pausing or ident in _paused:
+        return False
+    if _debugger.stopped_debugging():
         return False
     _paused.add(ident)
     _announce.add(ident)

@@ -35,6 +35,48 @@ std::pair<char, pid_t> state_of(pid_t pid) {
     return {state, parent};
 }
 
+// The value of a field ("State:", "TracerPid:") of /proc/PID/status, or "".
+std::string status_field(const std::string& status, const std::string& name) {
+    const auto at = status.find("\n" + name);
+    if (at == std::string::npos) return "";
+    const auto start = status.find_first_not_of(" \t", at + 1 + name.size());
+    const auto end = status.find('\n', start);
+    return start == std::string::npos ? "" : status.substr(start, end - start);
+}
+
+std::string command_name(pid_t pid) {
+    std::string name = read_whole_file("/proc/" + std::to_string(pid) + "/comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    return name.empty() ? "pid " + std::to_string(pid) : name;
+}
+
+// Why no debugger can work in the process as it is now, from what /proc says of it (the OS
+// itself only says EPERM, or nothing); "" if nothing stands in the way.
+std::string why_not_now(pid_t pid) {
+    // "\nState:" and "\nTracerPid:": the status starts with Name, never with these.
+    const std::string status = "\n" + read_whole_file("/proc/" + std::to_string(pid) + "/status");
+    const std::string state = status_field(status, "State:");
+    const std::string who = "pid " + std::to_string(pid);
+    if (!state.empty() && (state[0] == 'Z' || state[0] == 'X')) {
+        return who +
+               " has exited: a zombie whose parent has not reaped it yet, with nothing left "
+               "to debug";
+    }
+    const pid_t tracer = std::atoi(status_field(status, "TracerPid:").c_str());
+    if (tracer != 0) {
+        return who + " is traced already, by pid " + std::to_string(tracer) + " (" +
+               command_name(tracer) +
+               "), and a process has one tracer at a time: detach that one first";
+    }
+    if (!state.empty() && state[0] == 'T') {
+        return who +
+               " is stopped (SIGSTOP, or Ctrl-Z in its shell): let it go on first (kill "
+               "-CONT " +
+               std::to_string(pid) + ")";
+    }
+    return "";
+}
+
 }  // namespace
 
 std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
@@ -44,6 +86,8 @@ std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
         *why = "no process " + std::to_string(pid);
         return std::nullopt;
     }
+    *why = why_not_now(pid);
+    if (!why->empty()) return std::nullopt;
     PythonProcess python;
     python.pid = pid;
     python.uid = owner.st_uid;

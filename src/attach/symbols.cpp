@@ -1,8 +1,10 @@
 #include "attach/symbols.hpp"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -13,8 +15,27 @@
 namespace dpdb::attach {
 namespace {
 
-std::string read_whole(const std::string& path) {
-    return read_whole_file(path);
+// The bytes of the file as the process mapped it. One deleted since (an interpreter or a libc
+// that an upgrade replaced: "PATH (deleted)" in the maps) is read through the process: its
+// executable through /proc/PID/exe, a library through /proc/PID/map_files (which needs root).
+std::string image_of(pid_t pid, const MappedFile& file) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    const std::string deleted = " (deleted)";
+    const bool gone =
+        file.path.size() > deleted.size() &&
+        file.path.compare(file.path.size() - deleted.size(), deleted.size(), deleted) == 0;
+    if (!gone) return read_whole_file(proc + "/root" + file.path);
+    char executable[4096];
+    const ssize_t n = ::readlink((proc + "/exe").c_str(), executable, sizeof(executable) - 1);
+    if (n > 0 && file.path == std::string(executable, static_cast<std::size_t>(n))) {
+        return read_whole_file(proc + "/exe");
+    }
+    if (file.ranges.empty()) return "";
+    char range[64];
+    std::snprintf(range, sizeof range, "%lx-%lx",
+                  static_cast<unsigned long>(file.ranges.front().first),
+                  static_cast<unsigned long>(file.ranges.front().second));
+    return read_whole_file(proc + "/map_files/" + range);
 }
 
 template <typename T>
@@ -69,7 +90,7 @@ const MappedFile* find_mapped(const std::vector<MappedFile>& files, const std::s
 
 std::optional<std::uintptr_t> symbol_address(pid_t pid, const MappedFile& file,
                                              const std::string& symbol) {
-    const std::string image = read_whole("/proc/" + std::to_string(pid) + "/root" + file.path);
+    const std::string image = image_of(pid, file);
     Elf64_Ehdr header{};
     if (!read_at(image, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
         header.e_ident[EI_CLASS] != ELFCLASS64) {

@@ -27,7 +27,8 @@ std::vector<MappedFile> mapped_files(pid_t pid);
 const MappedFile* find_mapped(const std::vector<MappedFile>& files, const std::string& prefix);
 
 // The address of an exported symbol of a mapped file in the process, or nothing. The file is
-// read through /proc/PID/root, so a process in a container is read from its own file system.
+// read through /proc/PID/root, so a process in a container is read from its own file system;
+// a file deleted since it was mapped, through the process's own handle on it.
 std::optional<std::uintptr_t> symbol_address(pid_t pid, const MappedFile& file,
                                              const std::string& symbol);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "attach/injector.hpp"
 #include "attach/python_process.hpp"
 #include "attach/remote_exec.hpp"
+#include "attach/system_call.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/describe.hpp"
@@ -33,15 +35,43 @@ constexpr const char* kInjectLibrary = "libdpdb_inject.so";
 constexpr const char* kInjectStart = "dpdb_inject_start";
 constexpr auto kReplyPoll = std::chrono::milliseconds(20);
 constexpr auto kGilNotice = std::chrono::seconds(1);
-constexpr auto kSessionNotice = std::chrono::seconds(2);
+// A pause that has not landed by then waits for a thread that waits in C code: said at once.
+constexpr auto kSessionNotice = std::chrono::milliseconds(300);
 constexpr int kListTimeoutMs = 5000;
+
+// Ctrl-C while the attach waits (for the process to start the agent, or to pause): the attach is
+// undone instead of leaving the process half attached, or a pause armed with nobody to prompt.
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void note_interrupt(int) {
+    g_interrupted = 1;
+}
+
+// SIGINT noted, for as long as the attach waits; the console has its own handling.
+class InterruptNoted {
+  public:
+    InterruptNoted() {
+        struct sigaction action {};
+        action.sa_handler = note_interrupt;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(SIGINT, &action, &previous_);
+    }
+    ~InterruptNoted() { ::sigaction(SIGINT, &previous_, nullptr); }
+    InterruptNoted(const InterruptNoted&) = delete;
+    InterruptNoted& operator=(const InterruptNoted&) = delete;
+
+  private:
+    struct sigaction previous_ {};
+};
 
 // Run by the thread the loader starts in the attached process, with the GIL: loads dpdb from the
 // package folder named in the request (the process's own environment may have no dpdb), and
-// answers in reply.json.
+// answers in reply.json. MAIN_THREAD is the main thread's ident (None where the interpreter
+// runs the script itself, 3.14's sys.remote_exec, whose threading module knows it).
 constexpr const char* kStartScript = R"(# Written by `dpdb attach`.
-def _dpdb_attach(request):
+def _dpdb_attach(request, main_thread):
     import importlib.util, json, os, sys
+    had_threading = "threading" in sys.modules
     taken = os.path.join(request, "taken.json")
     try:
         # Taken, atomically: an attach that gives up takes it away the same way first.
@@ -59,6 +89,9 @@ def _dpdb_attach(request):
             module = importlib.util.module_from_spec(spec)
             sys.modules["dpdb"] = module
             spec.loader.exec_module(module)
+        if not had_threading:
+            from dpdb import _main_thread
+            _main_thread.adopt(main_thread)
         from dpdb import _attach
         answer = _attach.start(order)
     except BaseException as error:
@@ -68,7 +101,7 @@ def _dpdb_attach(request):
         json.dump(answer, f)
     os.rename(reply + ".tmp", reply)
 
-_dpdb_attach(REQUEST)
+_dpdb_attach(REQUEST, MAIN_THREAD)
 )";
 
 std::string folder_of(const std::string& path) {
@@ -98,11 +131,9 @@ std::string agent_package(const attach::PythonProcess& target) {
     }
     throw attach::AttachError("pid " + std::to_string(target.pid) + " runs Python " +
                               target.version + ", and this dpdb (" + this_executable() +
-                              ") has no agent for it: install dpdb for that "
-                              "interpreter (" +
-                              target.executable +
-                              " -m pip install dpdb), or run that installation's "
-                              "dpdb attach");
+                              ") has no agent for it: run the dpdb attach of an installation "
+                              "of dpdb for Python " +
+                              target.version);
 }
 
 // The request folder: private to the user, removed when the attach ends either way.
@@ -177,8 +208,8 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
     if (attach::route_for(target) == attach::Route::remote_exec) {
         // The interpreter runs the file as it is: the request's place goes into it.
         const std::string script = request.path + "/remote_start.py";
-        write_private_file(script,
-                           "REQUEST = " + wire::Json(request.path).dump() + "\n" + kStartScript);
+        write_private_file(script, "REQUEST = " + wire::Json(request.path).dump() +
+                                       "\nMAIN_THREAD = None\n" + kStartScript);
         attach::remote_exec(target, script);
     } else {
         write_private_file(request.path + "/start.py", kStartScript);
@@ -206,8 +237,13 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
             told = true;
             std::fprintf(stderr,
                          "dpdb: waiting for pid %d to run Python code again (a thread holds the "
-                         "GIL in C code, or its main thread waits in C code); up to %llds\n",
+                         "GIL in C code); up to %llds\n",
                          target.pid, static_cast<long long>(timeout.count()));
+        }
+        if (g_interrupted && request.cancel()) {
+            std::fprintf(stderr, "dpdb: attach interrupted; nothing was started in pid %d\n",
+                         target.pid);
+            return false;
         }
         // Given up only if the process has not taken the request (it may, at this very moment).
         if (waited > timeout && request.cancel()) {
@@ -221,7 +257,8 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
     }
 }
 
-// The session of `pid` once it has one (after a pause), or 0 if the wait was given up.
+// The session of `pid` once it has one (after a pause); 0 if it exited first, -1 if Ctrl-C
+// ended the wait.
 std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
     const auto started = std::chrono::steady_clock::now();
     bool told = false;
@@ -231,15 +268,38 @@ std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
             if (s.value("pid", std::int64_t{0}) == pid) return s.value("sid", std::int64_t{0});
         }
         if (!attach::running(pid)) return 0;
+        if (g_interrupted) return -1;
         if (!told && std::chrono::steady_clock::now() - started > kSessionNotice) {
             told = true;
+            const auto call = attach::waiting_in(pid, pid);
             std::fprintf(stderr,
-                         "dpdb: pid %d runs C code (a sleep, a read, a long call): it stops at "
-                         "its next Python line\n",
-                         pid);
+                         "dpdb: pid %d's main thread %s%s: it stops at its next Python line "
+                         "once that ends (Ctrl-C leaves it as it was)\n",
+                         pid, call.empty() ? "runs C code" : "waits in C code, in ", call.c_str());
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+}
+
+// After Ctrl-C: the processes this attach made debuggable run on without the debugger, their
+// pause (if one was asked) taken back with everything else.
+int undo_attach(const HubTarget& hub, const std::vector<pid_t>& attached) {
+    for (const pid_t pid : attached) {
+        const auto released =
+            ask_hub(hub, "release_process", {{"pid", pid}}, "result", kListTimeoutMs);
+        if (released.type == "result" && released["ok"].get<bool>()) {
+            std::fprintf(stderr, "dpdb: attach interrupted: pid %d runs on without the debugger\n",
+                         pid);
+        } else {
+            std::fprintf(stderr,
+                         "dpdb: attach interrupted, and pid %d could not be released (%s): `dpdb "
+                         "detach -p %d` does it\n",
+                         pid,
+                         released.type == "result" ? released.str("message").c_str() : "no answer",
+                         pid);
+        }
+    }
+    return 130;
 }
 
 }  // namespace
@@ -270,26 +330,29 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
             }
         }
     }
-    int attached = 0;
+    const InterruptNoted interrupts;
+    std::vector<pid_t> attached;
     for (const auto& target : targets) {
+        if (g_interrupted) return undo_attach(hub, attached);
         try {
             if (attach_one(target, hub, options.tree, std::chrono::seconds(options.timeout))) {
-                ++attached;
+                attached.push_back(target.pid);
             } else if (target.pid == options.pid) {
-                return 1;
+                return g_interrupted ? 130 : 1;
             }
         } catch (const attach::AttachError& error) {
             std::fprintf(stderr, "dpdb: cannot attach to pid %d: %s\n", target.pid, error.what());
             if (target.pid == options.pid) return 1;
         }
     }
+    if (g_interrupted) return undo_attach(hub, attached);
     const bool pause = options.pause.value_or(::isatty(STDIN_FILENO) && !options.tree);
     if (!pause) {
         std::printf(
             "%d process%s now debuggable through the hub at %s: `dpdb break FILE:LINE`, `dpdb "
             "pause %d`, `dpdb stacks`, and breakpoint() in its code\n",
-            attached, attached == 1 ? " is" : "es are", hub.address.to_string().c_str(),
-            options.pid);
+            static_cast<int>(attached.size()), attached.size() == 1 ? " is" : "es are",
+            hub.address.to_string().c_str(), options.pid);
         return 0;
     }
     const auto paused =
@@ -301,6 +364,7 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
         return 1;
     }
     const auto session = wait_for_session(hub, options.pid);
+    if (session < 0) return undo_attach(hub, {options.pid});
     if (session == 0) {
         std::fprintf(stderr, "dpdb: pid %d exited before it paused\n", options.pid);
         return 1;

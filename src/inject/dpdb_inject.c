@@ -1,8 +1,9 @@
 /* The library `dpdb attach` loads into a running Python process with dlopen(), and whose
- * dpdb_inject_start() it then calls, both from a thread it stopped with ptrace. That thread runs
- * no Python code: dpdb_inject_start() only starts a thread of its own and returns. The new thread
- * takes the GIL like any thread that calls into Python (PyGILState_Ensure waits for the thread
- * that holds it to let go), and runs the agent's start-up file from the attach's request folder.
+ * dpdb_inject_start() it then calls, both from the main thread, stopped with ptrace. That thread
+ * runs no Python code: dpdb_inject_start() only notes who it is and starts a thread of its own.
+ * The new thread takes the GIL like any thread that calls into Python (PyGILState_Ensure waits
+ * for the thread that holds it to let go), and runs the agent's start-up file from the attach's
+ * request folder, whatever the main thread waits on in C meanwhile (a sleep, a read, a lock).
  *
  * It links against no Python: the interpreter's functions are looked up in the process (the
  * executable or libpython exports them), so one build serves every CPython version. */
@@ -19,16 +20,13 @@ typedef int (*is_initialized_fn)(void);
 typedef int (*gil_ensure_fn)(void);
 typedef void (*gil_release_fn)(int);
 typedef int (*run_string_fn)(const char*);
-typedef void* (*sys_get_object_fn)(const char*);
-typedef void* (*dict_get_item_string_fn)(void*, const char*);
-typedef int (*add_pending_call_fn)(int (*)(void*), void*);
-typedef const char* (*get_version_fn)(void);
 
 enum { kRequestPathMax = 1024, kInitialisedWaitMs = 10000 };
 
 static char g_request[kRequestPathMax];
-static char g_code[2 * kRequestPathMax + 128];
-static run_string_fn g_run_string;
+static char g_code[2 * kRequestPathMax + 192];
+/* The main thread's identity as Python's threading module knows threads (pthread_self). */
+static unsigned long g_main_thread;
 
 /* Only what `dpdb attach` writes: a path under its runtime folder, safe inside a Python literal. */
 static int plain_path(const char* path) {
@@ -58,20 +56,13 @@ static void write_reply(const char* text) {
 }
 
 /* Holding the GIL. An attach that gave up meanwhile removed its request: nothing to do then. */
-static void run_start_script(void) {
+static void run_start_script(run_string_fn run_string) {
     char script[kRequestPathMax + 16];
     snprintf(script, sizeof script, "%s/start.py", g_request);
     if (access(script, R_OK) != 0) return;
-    if (g_run_string(g_code) != 0) {
+    if (run_string(g_code) != 0) {
         write_reply("{\"error\": \"the agent's start-up failed; the process's stderr says why\"}");
     }
-}
-
-/* A pending call: run by the main thread between two bytecodes, holding the GIL. */
-static int run_in_main_thread(void* unused) {
-    (void)unused;
-    run_start_script();
-    return 0;
 }
 
 static void* start_agent(void* unused) {
@@ -81,15 +72,8 @@ static void* start_agent(void* unused) {
     is_initialized_fn is_initialized = (is_initialized_fn)dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     gil_ensure_fn gil_ensure = (gil_ensure_fn)dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
     gil_release_fn gil_release = (gil_release_fn)dlsym(RTLD_DEFAULT, "PyGILState_Release");
-    g_run_string = (run_string_fn)dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
-    sys_get_object_fn sys_get_object = (sys_get_object_fn)dlsym(RTLD_DEFAULT, "PySys_GetObject");
-    dict_get_item_string_fn dict_get_item_string =
-        (dict_get_item_string_fn)dlsym(RTLD_DEFAULT, "PyDict_GetItemString");
-    add_pending_call_fn add_pending_call =
-        (add_pending_call_fn)dlsym(RTLD_DEFAULT, "Py_AddPendingCall");
-    get_version_fn get_version = (get_version_fn)dlsym(RTLD_DEFAULT, "Py_GetVersion");
-    if (!is_initialized || !gil_ensure || !gil_release || !g_run_string || !sys_get_object ||
-        !dict_get_item_string || !add_pending_call || !get_version) {
+    run_string_fn run_string = (run_string_fn)dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
+    if (!is_initialized || !gil_ensure || !gil_release || !run_string) {
         write_reply(
             "{\"error\": \"the process exports no CPython API (not CPython, or an "
             "interpreter built without exported symbols)\"}");
@@ -106,29 +90,22 @@ static void* start_agent(void* unused) {
     }
     snprintf(g_code, sizeof g_code,
              "exec(compile(open('%s/start.py').read(), '<dpdb attach>', 'exec'), "
-             "{'__name__': '__dpdb_attach__', 'REQUEST': '%s'})",
-             g_request, g_request);
+             "{'__name__': '__dpdb_attach__', 'REQUEST': '%s', 'MAIN_THREAD': %lu})",
+             g_request, g_request, g_main_thread);
+    /* Never in the main thread, which may wait in C code for ever; the start-up puts right what
+     * the threading module, if this thread is the first to import it, takes for the main one. */
     const int state = gil_ensure();
-    /* Before 3.13 the threading module takes the thread that imports it for the main thread: a
-     * program that has not imported it yet must do so in its main thread, so the start-up goes
-     * there (at its next bytecode); otherwise it runs here, and a main thread blocked in C code
-     * waits for nothing. */
-    int minor = 0;
-    sscanf(get_version(), "3.%d", &minor);
-    void* modules = sys_get_object("modules");
-    if (minor >= 13 || (modules != NULL && dict_get_item_string(modules, "threading") != NULL)) {
-        run_start_script();
-    } else if (add_pending_call(run_in_main_thread, NULL) != 0) {
-        write_reply("{\"error\": \"the interpreter refused a pending call\"}");
-    }
+    run_start_script(run_string);
     gil_release(state);
     return NULL;
 }
 
-/* Called by `dpdb attach` in a stopped thread: returns at once (0, or -1 if nothing started). */
+/* Called by `dpdb attach` in the stopped main thread: returns at once (0, or -1 if nothing
+ * started). */
 __attribute__((visibility("default"))) int dpdb_inject_start(const char* request) {
     if (!plain_path(request)) return -1;
     memcpy(g_request, request, strlen(request) + 1);
+    g_main_thread = (unsigned long)pthread_self();
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);

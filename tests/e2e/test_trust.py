@@ -2,6 +2,7 @@
 armed the moment its code appears, and a cleared one is gone from every process, forked before
 the change or after."""
 
+import json
 import os
 import re
 
@@ -139,3 +140,33 @@ def test_a_conditional_breakpoint_armed_while_the_program_waits_leaves_its_own_s
     run.expect("add_one gave 2")
     run.expect("own stop done")
     finish(run)
+
+
+def test_a_logpoint_armed_and_cleared_on_a_hot_line_never_pauses_and_logs_every_time(dpdb):
+    # The breakpoint was filed before its message was attached: a thread that reached the line
+    # in between stopped, as at a plain breakpoint (20 of 24 armings on such a line).
+    stop = os.path.join(dpdb.root, "stop")
+    run = dpdb.spawn("dpdb", "run", trust("hot.py"), stop)
+    run.expect("hot ready")
+    running(dpdb, 4)
+    line = line_of(trust("hot.py"), "the hot line")
+    for _ in range(20):
+        added = break_at(dpdb, "hot.py:%d" % line, "--log", "tick {i} in {os.getpid()}")
+        assert "armed in 4 processes" in added, added
+        number = int(re.search(r"logpoint (\d+) at", added).group(1))
+        wait_until(lambda: len(logging_processes(dpdb, number)) == 4,
+                   "logpoint %d's messages from the 4 processes" % number)
+        cleared = dpdb.run("dpdb", "break", "--clear", str(number))
+        assert cleared.returncode == 0, cleared.stderr
+    open(stop, "w").close()
+    run.expect("hot done")
+    assert "attached to session" not in run.logfile_read.getvalue()
+    finish(run)
+
+
+def logging_processes(dpdb, number):
+    """The processes whose messages from logpoint `number` the hub has."""
+    done = dpdb.run("dpdb", "logs", "--json")
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    return {m["text"].rpartition(" ")[2] for m in messages if m.get("bp") == number}

@@ -1,0 +1,104 @@
+"""A program started without dpdb whose main thread waits in C code, for `dpdb attach -p`.
+
+    waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool
+
+It prints "ready PID", then waits in MODE's call (the line marked "waits here"). SIGUSR1 ends one
+wait: the call raises, and the program says "woken" on the next line and waits again. SIGTERM
+ends it with status 7 (and a line saying so), as a service's handler would. Only `sleep` leaves
+the threading module unimported.
+"""
+import os
+import signal
+import sys
+import time
+
+mode = sys.argv[1]
+children = []  # pids, killed at SIGTERM
+kept = []  # what must stay open for the wait to last
+
+
+class Woken(Exception):
+    pass
+
+
+def on_usr1(number, frame):
+    raise Woken()
+
+
+def on_term(number, frame):
+    for child in children:
+        os.kill(child, signal.SIGKILL)
+    print("terminated", flush=True)
+    sys.exit(7)
+
+
+def sleep():
+    return lambda: time.sleep(3600)  # waits here
+
+
+def recv():
+    import socket
+
+    mine, theirs = socket.socketpair()
+    kept.append(theirs)
+    return lambda: mine.recv(1)  # waits here
+
+
+def select_():
+    import select
+
+    reader, writer = os.pipe()
+    return lambda: select.select([reader], [], [])  # waits here
+
+
+def waitpid():
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        while True:
+            time.sleep(3600)
+    children.append(child)
+    return lambda: os.waitpid(child, 0)  # waits here
+
+
+def lock():
+    import threading
+
+    held = threading.Lock()
+    held.acquire()
+    return lambda: held.acquire()  # waits here
+
+
+def event():
+    import threading
+
+    never = threading.Event()
+    return lambda: never.wait()  # waits here
+
+
+def pool():
+    import threading
+
+    never = threading.Event()
+    for number in range(4):
+        threading.Thread(target=never.wait, name="worker-%d" % number, daemon=True).start()
+    return lambda: never.wait()  # waits here
+
+
+def sleep_threading():
+    import threading  # noqa: F401  (imported by the main thread, as most servers have it)
+
+    return sleep()
+
+
+signal.signal(signal.SIGUSR1, on_usr1)
+signal.signal(signal.SIGTERM, on_term)
+modes = {"sleep": sleep, "sleep_threading": sleep_threading, "recv": recv, "select": select_,
+         "waitpid": waitpid, "lock": lock, "event": event, "pool": pool}
+wait = modes[mode]()
+print("ready", os.getpid(), flush=True)
+while True:
+    try:
+        wait()
+    except Woken:
+        print("woken", flush=True)  # after a wait
