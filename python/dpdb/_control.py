@@ -75,12 +75,13 @@ class _Control:
         self.first_list = threading.Event()
         # `q` at any prompt, or dpdb detach -p: the hub's breakpoints go out for good.
         _debugger.when_debugging_stops(self.breakpoints.stop, self.breakpoints.resume)
+        _debugger.when_debugging_stops(_pause.stop_debugging, _pause.resume_debugging)
 
     def run(self):
         while True:
             event = _agent.wait_control(_RECHECK_SECONDS)
             try:
-                if _pause.any_asked() and _debugger.stopped_debugging():
+                if _pause.any_asked() and not _pause.debugged():
                     _pause.drop_all(self.debugger)  # `q` in another thread's session
                 if _pause.any_done():
                     _pause.drop_done(self.debugger)

@@ -91,7 +91,8 @@ class Debugger(*_BASES):
         self.inspector.forget()  # references name what the last stop showed
         self.console.open(self._stop_info(frame, traceback, "pause" if paused else None))
         if paused:
-            self.message("Paused by `dpdb pause`. (Use 'c' to resume.)")
+            # dpdb pause, dpdb attach -p and an IDE's pause all come this way.
+            self.message("Paused by dpdb. (Use 'c' to resume.)")
         if self._condition_error:
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
@@ -192,6 +193,16 @@ class Debugger(*_BASES):
                 or _agent.log_making()):
             return False
         return super().stop_here(frame)
+
+    def dispatch_line(self, frame):
+        # A step's stop is decided before bdb looks for breakpoints (it does not, then): the
+        # line's logpoints log all the same, as debugpy's do.
+        if self.stop_here(frame):
+            logpoints = _logpoints.logpoints_at(self.canonic(frame.f_code.co_filename),
+                                                frame.f_lineno)
+            if logpoints:
+                _logpoints.serve(logpoints, frame)
+        return super().dispatch_line(frame)
 
     def break_here(self, frame):
         # bdb.Bdb.break_here, keeping the flag that effective() returns: (bp, False) means the

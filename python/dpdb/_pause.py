@@ -6,8 +6,6 @@ nothing else slows down."""
 import sys
 import threading
 
-from dpdb import _debugger
-
 # Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
 # have: a pause breakpoint is good for one stop of one thread. Changed by the control thread and
 # by the thread that stops, each holding the GIL.
@@ -15,6 +13,8 @@ _pausing = {}
 _paused = set()
 # Threads that stopped for a pause and have not said so at their prompt yet.
 _announce = set()
+# False once the process is no longer debugged (`q`, dpdb detach -p): no pause lands then.
+_debugged = True
 
 
 def ask(debugger, all_threads):
@@ -71,12 +71,26 @@ def any_asked():
     return bool(_pausing)
 
 
+def stop_debugging():
+    global _debugged
+    _debugged = False
+
+
+def resume_debugging():
+    global _debugged
+    _debugged = True
+
+
+def debugged():
+    return _debugged
+
+
 def due(ident):
     """The condition of a pause breakpoint: true for its thread, once, while the process is
     debugged."""
     if threading.get_ident() != ident or ident not in _pausing or ident in _paused:
         return False
-    if _debugger.stopped_debugging():
+    if not _debugged:
         return False
     _paused.add(ident)
     _announce.add(ident)

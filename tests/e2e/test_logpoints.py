@@ -10,8 +10,8 @@ import subprocess
 
 import pexpect
 
-from conftest import (PROMPT, PYTHON, expect_all, finish, line_of, plain, program, stop_line,
-                      wait_until)
+from conftest import (PROMPT, PYTHON, STOPS_ON_CALL, expect_all, finish, line_of, plain, program,
+                      stop_line, wait_until)
 from test_hub import Hub
 
 PIPELINE = program("pipeline.py")
@@ -241,3 +241,27 @@ def test_follow_outlives_a_hub_restart(dpdb):
     # Each message once: none of the first run's again after the restart.
     shown = [line for line in plain(follow.logfile_read.getvalue()).splitlines() if "beat " in line]
     assert len(shown) == 5, shown
+
+
+def test_a_logpoint_logs_on_a_line_a_step_stops_at(dpdb):
+    stepped = program("stepped.py")
+    run = dpdb.spawn("dpdb", "run", stepped)
+    run.expect(PROMPT)
+    if STOPS_ON_CALL:
+        run.sendline("n")
+        run.expect(PROMPT)
+    added = dpdb.run("dpdb", "break", "stepped.py:%d" % line_of(stepped, "the logged line"),
+                     "--log", "stepped onto i={i}")
+    assert "armed in 1 process" in added.stdout, added.stdout
+    for i in range(3):
+        run.sendline("n")
+        expect_all(run, r"\[dpdb\] [^\r\n]* MainThread: stepped onto i=%d\r\n" % i,
+                   r"-> total \+= i")
+        run.expect(PROMPT)
+        run.sendline("n")
+        run.expect(r"-> for i in range")
+        run.expect(PROMPT)
+    run.sendline("c")
+    run.expect("total 3")
+    finish(run)
+    assert len(re.findall("stepped onto", run.logfile_read.getvalue())) == 3
