@@ -32,6 +32,9 @@ def start(sitecustomize_path):
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return
     report_os_exit()
+    from dpdb import _logpoints
+
+    _logpoints.flush_at_ending_signals()
     if os.environ.get("DPDB_POST_MORTEM"):
         from dpdb import _exceptions
 

@@ -5,8 +5,10 @@ The program never waits for the hub: a message goes into a bounded queue of this
 thread of dpdb's own (`dpdb-logs`) sends in batches. Beyond a rate (`DPDB_LOG_RATE` a second, in
 bursts of as many) or a full queue (`DPDB_LOG_QUEUE`), messages are dropped without being made,
 and the next batch says how many ("… 120 messages dropped"). A field that raises puts the error in
-the message, and nothing else changes. What is queued when the process ends is sent then (at exit
-and at os._exit, which multiprocessing's children leave by), waiting at most a second.
+the message, and nothing else changes. What is queued when the process ends is sent then, waiting
+at most a second: at exit, at os._exit (which multiprocessing's children leave by), and at a
+SIGTERM or SIGHUP that the program leaves at its default action (a Pool's terminate() sends
+SIGTERM), which then ends the process as it would have.
 """
 
 import atexit
@@ -14,6 +16,7 @@ import bdb
 import collections
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -273,3 +276,20 @@ def flush():
 
 
 atexit.register(flush)
+
+# Signals whose default action ends the process without Python's exit, and the queue with it.
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def flush_at_ending_signals():
+    """From the main thread, at start-up: an ending signal that the program leaves at its default
+    action sends what is queued first. A handler the program sets later replaces this one."""
+    for number in _ENDING_SIGNALS:
+        if signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, _flush_then_end)
+
+
+def _flush_then_end(number, frame):
+    flush()
+    signal.signal(number, signal.SIG_DFL)
+    signal.raise_signal(number)

@@ -265,3 +265,24 @@ def test_a_logpoint_logs_on_a_line_a_step_stops_at(dpdb):
     run.expect("total 3")
     finish(run)
     assert len(re.findall("stepped onto", run.logfile_read.getvalue())) == 3
+
+
+def test_messages_sent_just_before_a_process_ends_are_kept_whatever_ends_it(dpdb):
+    # A message waits in its process's queue for a moment before it is sent: a worker that
+    # `with Pool()` terminated, or that a signal ended at its default action, lost it.
+    hub = Hub(dpdb)  # outlives the run: the messages are read after it
+    endings = program("logged_endings.py")
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", endings, go, env=hub.env)
+    run.expect("endings ready")
+    added = dpdb.run("dpdb", "break", "logged_endings.py:%d" % line_of(endings, "the logged line"),
+                     "--log", "{how} {n}", env=hub.env)
+    assert "armed in 1 process" in added.stdout, added.stdout
+    open(go, "w").close()
+    run.expect("pool gave 6")
+    run.expect("endings done")
+    finish(run)
+    expected = ["pool 0", "pool 1", "pool 2", "pool 3", "os._exit 0", "SIGTERM 0", "SIGHUP 0",
+                "SIGINT 0"]
+    wait_for_messages(dpdb, hub, len(expected))
+    assert sorted(m["text"] for m in logs(dpdb, env=hub.env)) == sorted(expected)
