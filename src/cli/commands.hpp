@@ -24,7 +24,8 @@ struct HubCommandOptions {
     bool insecure = false;  // plain TCP
     std::string state_dir;  // secret, certificate, store; default ~/.local/state/dpdb/hub
     bool quiet = false;
-    bool stop = false;  // stop the hub on socket_path instead of starting one
+    bool stop = false;        // stop the hub on socket_path instead of starting one
+    long long idle_exit = 0;  // seconds with no process after which it exits; 0: never
 };
 
 int hub_command(const HubCommandOptions& options);

@@ -78,9 +78,13 @@ void Console::announce_pause(std::int64_t sid, const wire::Json& session) {
     }
     if (announced_ < kAnnouncedPerWindow) {
         ++announced_;
-        say("session " + std::to_string(sid) + " paused: " + process_label(session) + " at " +
-            location(session) + " (" + std::to_string(waiting_.size()) +
-            " waiting; `sessions` lists them, `switch " + std::to_string(sid) + "` goes there)");
+        // Without a terminal there is no prompt to type `switch` at: another terminal attaches.
+        const std::string id = std::to_string(sid);
+        const std::string how = interactive_
+                                    ? "`sessions` lists them, `switch " + id + "` goes there"
+                                    : "`dpdb ls` lists them, `dpdb attach " + id + "` goes there";
+        say("session " + id + " paused: " + process_label(session) + " at " + location(session) +
+            " (" + std::to_string(waiting_.size()) + " waiting; " + how + ")");
         return;
     }
     ++unannounced_;
@@ -97,7 +101,8 @@ void Console::flush_due_announcements() {
 void Console::flush_announcements() {
     if (unannounced_ == 0) return;
     say(std::to_string(unannounced_) + " more session(s) paused (" +
-        std::to_string(waiting_.size()) + " waiting; `sessions` lists them)");
+        std::to_string(waiting_.size()) + " waiting; " +
+        (interactive_ ? "`sessions`" : "`dpdb ls`") + " lists them)");
     unannounced_ = 0;
 }
 

@@ -17,6 +17,7 @@
 #include "cli/embedded_hub.hpp"
 #include "cli/hub_locator.hpp"
 #include "cli/hub_lock.hpp"
+#include "cli/idle_exit.hpp"
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/channel.hpp"
@@ -172,6 +173,13 @@ int hub_command(const HubCommandOptions& options) {
         }
     }
     EmbeddedHub hub(config);
+    std::optional<IdleExit> idle_exit;
+    if (options.idle_exit > 0) {
+        HubTarget self;
+        self.address.path = hub.socket_path();
+        self.secret = hub.secret();
+        idle_exit.emplace(std::move(self), std::chrono::seconds(options.idle_exit));
+    }
     const std::string unix_address = "unix:" + config.socket_path;
     std::string tcp_address;
     if (hub.tcp_port() >= 0) {

@@ -19,9 +19,24 @@ namespace dpdb::cli {
 namespace {
 
 constexpr auto kStartWait = std::chrono::seconds(5);
+constexpr long kIdleSeconds = 600;
+
+// DPDB_LOCAL_HUB_IDLE: seconds the on-demand hub waits with no process before it exits.
+long local_hub_idle_seconds() {
+    const char* env = std::getenv("DPDB_LOCAL_HUB_IDLE");
+    if (env == nullptr || *env == '\0') return kIdleSeconds;
+    char* end = nullptr;
+    const long seconds = std::strtol(env, &end, 10);
+    if (*end != '\0' || seconds <= 0) {
+        throw std::runtime_error("DPDB_LOCAL_HUB_IDLE wants a number of seconds, not \"" +
+                                 std::string(env) + "\"");
+    }
+    return seconds;
+}
 
 // `dpdb hub --quiet` in a session of its own, outliving this command; its output goes to a log.
 void start_local_hub(const std::string& log_path) {
+    local_hub_idle_seconds();  // a bad value said here, not in the hub's log
     const pid_t child = ::fork();
     if (child < 0) throw std::runtime_error("cannot start a hub: fork failed");
     if (child > 0) {
@@ -39,7 +54,9 @@ void start_local_hub(const std::string& log_path) {
         ::dup2(log, STDERR_FILENO);
     }
     const std::string self = this_executable();
-    ::execl(self.c_str(), "dpdb", "hub", "--quiet", static_cast<char*>(nullptr));
+    const std::string idle = std::to_string(local_hub_idle_seconds());
+    ::execl(self.c_str(), "dpdb", "hub", "--quiet", "--idle-exit", idle.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
 }
 
@@ -67,8 +84,10 @@ HubTarget hub_for_attach(const std::string& explicit_address) {
         const pid_t pid = hub_holding(local.path).value_or(0);
         std::fprintf(stderr,
                      "dpdb: started your local hub on unix:%s (pid %d, log %s); it serves every "
-                     "`dpdb attach -p` of yours until `dpdb hub --stop`\n",
-                     local.path.c_str(), static_cast<int>(pid), log.c_str());
+                     "`dpdb attach -p` of yours until `dpdb hub --stop`, or until it has had no "
+                     "process for %ld s\n",
+                     local.path.c_str(), static_cast<int>(pid), log.c_str(),
+                     local_hub_idle_seconds());
     }
     return HubTarget{local, secret_for(local)};
 }

@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
     hub_cmd->add_option("--state-dir", hub_options.state_dir,
                         "secret, certificate and store (default: ~/.local/state/dpdb/hub)");
     hub_cmd->add_flag("-q,--quiet", hub_options.quiet, "print only the addresses");
+    hub_cmd
+        ->add_option("--idle-exit", hub_options.idle_exit,
+                     "exit after this many seconds with no process connected (default: never; "
+                     "the hub dpdb attach -p starts: DPDB_LOCAL_HUB_IDLE, 600)")
+        ->check(CLI::PositiveNumber);
     hub_cmd->add_flag("--stop", hub_options.stop,
                       "stop the hub on --socket (default: your local hub, whoever started it: "
                       "`dpdb hub` or `dpdb attach -p`)");

@@ -118,7 +118,7 @@ def test_attach_pauses_and_prompts_then_detach_lets_it_run(dpdb, target):
     program_.expect("ready")
     session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
     session.expect(r"attached to session \d+: pid %d" % program_.pid)
-    session.expect("Paused by `dpdb pause`")
+    session.expect(r"Paused by dpdb\. \(Use 'c' to resume.\)")
     session.expect(PROMPT)
     session.sendline("p os.getpid()")  # in busy() or work(), wherever the next line was
     session.expect(r"\r\n%d\r\n" % program_.pid)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import DPDB, PROGRAMS, PROMPT, expect_all, finish, program
+from conftest import DPDB, PROGRAMS, PROMPT, expect_all, finish, program, wait_until
 from test_attach import Target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -189,3 +189,46 @@ def test_every_documented_option_is_accepted_by_its_command(dpdb):
         if not re.search(r"(^|[\s,])%s\b" % re.escape(option), helps[command], re.M):
             unknown.append("%s: dpdb %s %s" % (document, command or "", option))
     assert not unknown, "documented but not accepted:\n" + "\n".join(unknown)
+
+
+def running(pid):
+    """Alive and not a zombie (the local hub is nobody's child: no one may reap it here)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_local_hub_exits_once_it_has_no_process(dpdb):
+    target = Target(dpdb, "sleep")
+    try:
+        target.expect("ready")
+        attached = dpdb.run("dpdb", "attach", "-p", str(target.pid), "--no-pause",
+                            env={"DPDB_LOCAL_HUB_IDLE": "1"})
+        assert attached.returncode == 0, attached.stderr
+        started = re.search(r"started your local hub on unix:(\S+) \(pid (\d+), .* until it has "
+                            r"had no process for 1 s", attached.stderr)
+        assert started, attached.stderr
+        socket_path, hub_pid = started.group(1), int(started.group(2))
+        dpdb.track(hub_pid)
+        assert target.pid in [p["pid"] for p in dpdb.ls()["processes"]]
+        target.kill()
+        wait_until(lambda: not running(hub_pid), "the idle local hub to exit")
+        assert not os.path.exists(socket_path)
+    finally:
+        target.kill()
+        dpdb.run("dpdb", "hub", "--stop")
+
+
+def test_a_bad_idle_time_is_refused_before_any_hub_starts(dpdb):
+    target = Target(dpdb, "sleep")
+    try:
+        target.expect("ready")
+        done = dpdb.run("dpdb", "attach", "-p", str(target.pid), "--no-pause",
+                        env={"DPDB_LOCAL_HUB_IDLE": "soon"})
+    finally:
+        target.kill()
+    assert done.returncode == 2
+    assert 'DPDB_LOCAL_HUB_IDLE wants a number of seconds, not "soon"' in done.stderr, done.stderr
+    assert dpdb.run("dpdb", "hub", "--stop").stdout.startswith("no hub on")
