@@ -233,28 +233,60 @@ def _loaded_files():
 
 
 def files_matching(spec, also=None):
-    """The loaded source files (and ``also``, a file about to run) whose path ends with
-    ``spec`` ('work.py', 'pkg/work.py'), whole path components: a set of canonic paths."""
+    """The loaded source files (and ``also``, a file about to run) that ``spec`` means: a set of
+    the canonic paths their code runs under. A path (absolute, or ./ or ../ from this process's
+    directory) means the file itself, whatever spelling the code runs under (a symlinked
+    directory, a bind mount: the same device and inode); a suffix ('work.py', 'pkg/work.py')
+    means the files whose path, or whose real path, ends with it, whole path components; failing
+    those, a suffix that names a file from this process's directory means that file."""
     if not spec:
         return set()
     if spec.startswith("<") and spec.endswith(">"):
         # Code compiled under a name in angle brackets (python -c's "<string>", IPython's
         # cells): no file on disk, but linecache holds its lines when the name means one.
         return {spec} if linecache.getlines(spec) else set()
-    if os.path.isabs(spec) and os.path.exists(spec):
-        return {_canonic(spec)}
+    sources = {_source(path) for path in ([also] if also else []) + list(_loaded_files())}
+    if os.path.isabs(spec) or spec.startswith((os.curdir + os.sep, os.pardir + os.sep)):
+        if os.path.exists(spec):
+            return _same_file(spec, sources) or {_canonic(spec)}
     suffix = os.path.normcase(os.path.normpath(spec))
     if not os.path.splitext(suffix)[1]:
         suffix += ".py"
     parts = suffix.split(os.sep)
     matches = set()
-    for path in ([also] if also else []) + list(_loaded_files()):
-        canonic = _canonic(path)
-        if canonic.endswith((".pyc", ".pyo")):
-            canonic = canonic[:-1]
-        if canonic.split(os.sep)[-len(parts):] == parts and os.path.exists(canonic):
-            matches.add(canonic)
+    for source in sources:
+        if source.split(os.sep)[-1] != parts[-1] or not os.path.exists(source):
+            continue
+        if (source.split(os.sep)[-len(parts):] == parts
+                or os.path.realpath(source).split(os.sep)[-len(parts):] == parts):
+            matches.add(source)
+    if not matches and os.path.isfile(suffix):
+        matches = _same_file(suffix, sources)
     return matches
+
+
+def _source(path):
+    canonic = _canonic(path)
+    return canonic[:-1] if canonic.endswith((".pyc", ".pyo")) else canonic
+
+
+def _same_file(path, sources):
+    """Those of ``sources`` that are the file at ``path`` (same device and inode)."""
+    try:
+        wanted = os.stat(path)
+    except OSError:
+        return set()
+    same = set()
+    for source in sources:
+        if os.path.basename(source) != os.path.basename(path):
+            continue  # a file of another name is not worth a stat
+        try:
+            found = os.stat(source)
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (wanted.st_dev, wanted.st_ino):
+            same.add(source)
+    return same
 
 
 def resolve_breakpoint_file(spec):

@@ -5,6 +5,7 @@ the change or after."""
 import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -170,3 +171,23 @@ def logging_processes(dpdb, number):
     assert done.returncode == 0, done.stderr
     messages = [json.loads(line) for line in done.stdout.splitlines()]
     return {m["text"].rpartition(" ")[2] for m in messages if m.get("bp") == number}
+
+
+@pytest.mark.parametrize("runs, names", [("linkdir", "real/job.py"), ("real", "linkdir/job.py"),
+                                         ("linkdir", "{root}/linkdir/../real/job.py")])
+def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb, runs, names):
+    # Matched by spelling alone, the breakpoint stayed pending and the job ran past it.
+    real = os.path.join(dpdb.root, "real")
+    os.mkdir(real)
+    shutil.copy(trust("linked_job.py"), os.path.join(real, "job.py"))
+    os.symlink("real", os.path.join(dpdb.root, "linkdir"))
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", os.path.join(dpdb.root, runs, "job.py"), go)
+    run.expect("job waiting")
+    line = line_of(trust("linked_job.py"), "job breakpoint here")
+    added = break_at(dpdb, "%s:%d" % (names.format(root=dpdb.root), line))
+    assert "armed in 1 process" in added, added
+    open(go, "w").close()
+    stop_and_go_on(run, "n", "21")
+    run.expect("job got 42")
+    finish(run)
