@@ -232,8 +232,9 @@ def _loaded_files():
             yield path
 
 
-def files_matching(spec, also=None):
-    """The loaded source files (and ``also``, a file about to run) that ``spec`` means: a set of
+def files_matching(spec, also=()):
+    """The loaded source files (and those of ``also``: files whose code is about to run, or was
+    made without an import) that ``spec`` means: a set of
     the canonic paths their code runs under. A path (absolute, or ./ or ../ from this process's
     directory) means the file itself, whatever spelling the code runs under (a symlinked
     directory, a bind mount: the same device and inode); a suffix ('work.py', 'pkg/work.py')
@@ -245,7 +246,7 @@ def files_matching(spec, also=None):
         # Code compiled under a name in angle brackets (python -c's "<string>", IPython's
         # cells): no file on disk, but linecache holds its lines when the name means one.
         return {spec} if linecache.getlines(spec) else set()
-    sources = {_source(path) for path in ([also] if also else []) + list(_loaded_files())}
+    sources = {_source(path) for path in list(also) + list(_loaded_files())}
     if os.path.isabs(spec) or spec.startswith((os.curdir + os.sep, os.pardir + os.sep)):
         if os.path.exists(spec):
             return _same_file(spec, sources) or {_canonic(spec)}

@@ -34,6 +34,10 @@ os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
                     after_in_child=_lock.release)
 # Set while a thread arms (see code_appeared).
 _arming = threading.local()
+# Files whose code the watch saw appear, kept for later lists of the hub: code made by
+# exec(compile(source, path)) has a file no module names, and a forked child, which has that code
+# too, must keep the breakpoints it inherited there. At most this many.
+_APPEARED_KEPT = 1024
 # An importing thread waits for the control thread at most this long; past it, the timer arms
 # (too late for a line that runs right after the import). The control thread holds it for
 # milliseconds, unless the machine stalls: the bound only guards against a deadlock.
@@ -142,6 +146,7 @@ class GlobalBreakpoints:
         self.modules_seen = 0
         self.stopped = False
         self.exceptions_armed = []  # hub ids of the exception breakpoints armed here
+        self.appeared = set()  # files of watched names whose code appeared in this process
         # The code watch goes in now, before the engine starts: audit hooks run in the order
         # they were added, and the engine's own (3.12 looks there for the code of breakpoint
         # files) must come after ours, which arms the file of the code about to run.
@@ -195,6 +200,8 @@ class GlobalBreakpoints:
             if not _lock.acquire(timeout=_WATCH_LOCK_WAIT):
                 return
             try:
+                if len(self.appeared) < _APPEARED_KEPT and os.path.isabs(filename):
+                    self.appeared.add(filename)
                 self._arm(also=filename)
             finally:
                 _lock.release()
@@ -259,7 +266,7 @@ class GlobalBreakpoints:
             found = _find_function(where)
             return {found: where.rpartition(".")[2]} if found else {}
         matches = files_matching(file[len(EVERY_MATCH):] if file.startswith(EVERY_MATCH)
-                                 else file, also)
+                                 else file, self.appeared | ({also} if also else set()))
         chosen, note = choose(file, matches)
         if note:
             self.notes[bp["id"]] = note

@@ -191,3 +191,27 @@ def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb
     stop_and_go_on(run, "n", "21")
     run.expect("job got 42")
     finish(run)
+
+
+def test_code_made_by_exec_compile_stops_in_the_process_and_its_children(dpdb):
+    # No module holds the file of such code (Sphinx's conf.py, plugin loaders): a forked child,
+    # reconciling its inherited breakpoints with the hub's list, found no such file and
+    # cleared it.
+    go = os.path.join(dpdb.root, "go")
+    run = dpdb.spawn("dpdb", "run", trust("exec_loader.py"), go)
+    run.expect("loader waiting")
+    line = line_of(trust("exec_conf.py"), "exec'd breakpoint here")
+    added = break_at(dpdb, "exec_conf.py:%d" % line)
+    assert "pending" in added, added
+    open(go, "w").close()
+    stop_and_go_on(run, "n", "1")
+    run.expect("loader got 2")
+    wait_until(lambda: "[2 processes]" in dpdb.run("dpdb", "break", "--list").stdout,
+               "the forked child to keep the breakpoint")
+    open(go + "-fork", "w").close()
+    stop_and_go_on(run, "n", "2")
+    run.expect("forked got 3")
+    stop_and_go_on(run, "n", "3")
+    run.expect("spawned got 4")
+    run.expect("loader done")
+    finish(run)
