@@ -325,11 +325,15 @@ class Debugger(*_BASES):
             self.error("logpoint message: %s" % error.msg)
             return
         before = len(bdb.Breakpoint.bpbynumber)
-        self.do_break(location)
+        # Filed with a condition that never holds until its message is attached: another thread
+        # that reached the line in between would have stopped there, as at a plain breakpoint.
+        self.do_break(location + ", False")
         if len(bdb.Breakpoint.bpbynumber) == before:
             return  # do_break said why
         bp = bdb.Breakpoint.bpbynumber[-1]
         bp.dpdb_log = message
+        bp.cond = None
+        self._dpdb_breaks_changed()
         self.message("Logpoint %d: %s" % (bp.number, message.template))
 
     def do_EOF(self, arg):

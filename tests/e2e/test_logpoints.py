@@ -286,3 +286,29 @@ def test_messages_sent_just_before_a_process_ends_are_kept_whatever_ends_it(dpdb
                 "SIGINT 0"]
     wait_for_messages(dpdb, hub, len(expected))
     assert sorted(m["text"] for m in logs(dpdb, env=hub.env)) == sorted(expected)
+
+
+def test_a_logpoint_set_at_the_prompt_on_a_line_another_thread_runs_never_pauses_it(dpdb):
+    # `logpoint` filed a plain breakpoint first and attached the message after: the other
+    # thread stopped there when it came in between.
+    hot = program("hot_thread.py")
+    stop = os.path.join(dpdb.root, "stop")
+    run = dpdb.spawn("dpdb", "run", hot, stop)
+    run.expect(PROMPT)
+    line = line_of(hot, "the hot line")
+    for _ in range(20):
+        run.sendline("logpoint hot_thread.py:%d tick {i}" % line)
+        run.expect(r"Logpoint (\d+): tick")
+        number = run.match.group(1)
+        run.expect(PROMPT)
+        run.sendline("clear %s" % number)
+        run.expect("Deleted breakpoint %s" % number)
+        run.expect(PROMPT)
+    open(stop, "w").close()
+    run.sendline("c")
+    run.expect("spinner done")
+    finish(run)
+    # The spinner's messages came, and no session but the main thread's opened.
+    transcript = run.logfile_read.getvalue()
+    assert re.search(r"spinner: tick \d+", transcript)
+    assert not re.search(r"session (?!1\b)\d+", transcript), transcript
