@@ -82,12 +82,13 @@ HubTarget hub_for_attach(const std::string& explicit_address) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         const pid_t pid = hub_holding(local.path).value_or(0);
-        std::fprintf(stderr,
-                     "dpdb: started your local hub on unix:%s (pid %d, log %s); it serves every "
-                     "`dpdb attach -p` of yours until `dpdb hub --stop`, or until it has had no "
-                     "process for %ld s\n",
-                     local.path.c_str(), static_cast<int>(pid), log.c_str(),
-                     local_hub_idle_seconds());
+        // News, not an error: on stdout, before what the command itself reports.
+        std::printf(
+            "dpdb: started your local hub on unix:%s (pid %d, log %s); it serves every "
+            "`dpdb attach -p` of yours until `dpdb hub --stop`, or until it has had no "
+            "process for %ld s\n",
+            local.path.c_str(), static_cast<int>(pid), log.c_str(), local_hub_idle_seconds());
+        std::fflush(stdout);
     }
     return HubTarget{local, secret_for(local)};
 }

@@ -30,8 +30,8 @@ def test_second_hub_names_the_first_and_leaves_it_serving(dpdb):
         attached = dpdb.run("dpdb", "attach", "-p", str(target.pid), "--no-pause")
         assert attached.returncode == 0, attached.stderr
         started = re.search(r"started your local hub on unix:(\S+) \(pid (\d+), log \S+\); .*"
-                            r"`dpdb hub --stop`", attached.stderr)
-        assert started, attached.stderr
+                            r"`dpdb hub --stop`", attached.stdout)
+        assert started, attached.stdout
         socket_path, hub_pid = started.group(1), int(started.group(2))
         dpdb.track(hub_pid)
         assert socket_path == os.path.join(dpdb.env["XDG_RUNTIME_DIR"], "dpdb-%d" % os.getuid(),
@@ -208,8 +208,8 @@ def test_the_local_hub_exits_once_it_has_no_process(dpdb):
                             env={"DPDB_LOCAL_HUB_IDLE": "1"})
         assert attached.returncode == 0, attached.stderr
         started = re.search(r"started your local hub on unix:(\S+) \(pid (\d+), .* until it has "
-                            r"had no process for 1 s", attached.stderr)
-        assert started, attached.stderr
+                            r"had no process for 1 s", attached.stdout)
+        assert started, attached.stdout
         socket_path, hub_pid = started.group(1), int(started.group(2))
         dpdb.track(hub_pid)
         assert target.pid in [p["pid"] for p in dpdb.ls()["processes"]]
