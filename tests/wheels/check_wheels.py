@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pexpect
 import pytest
@@ -110,11 +111,31 @@ def test_each_wheel_runs_where_the_libraries_are_hidden(python, hide, tmp_path):
                     [str(bin_dir / "python"), "-m", "dpdb", "--version"]):
         done = hidden(*command)
         assert done.returncode == 0, done.stderr
-        assert re.match(r"dpdb \d+\.\d+\.\d+\nPython \S+ \(%s3?\), engine " % re.escape(
-            str(bin_dir / "python")), done.stdout), done.stdout
+        assert re.match(r"dpdb \d+\.\d+\.\d+ \(built for Python 3\.\d+\)\nPython \S+ \(%s[0-9.]*\), "
+                        r"engine " % re.escape(str(bin_dir / "python")), done.stdout), done.stdout
         assert ", engine none" not in done.stdout and ", engine unusable" not in done.stdout
     done = hidden(str(bin_dir / "python"), "-c", "import dpdb._agent, dpdb._engine_native")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_openssl_looks_for_modules_nowhere_a_user_can_write(python, tmp_path):
+    """OpenSSL's module and engine folders, compiled into every binary that carries it, are not
+    the build machine's folders (dev/wheels-deps), which a user of another machine could create."""
+    with zipfile.ZipFile(wheel_for(python)) as wheel:
+        wheel.extractall(tmp_path)
+    binaries = [p for p in tmp_path.rglob("*") if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    carrying = 0
+    for binary in binaries:
+        text = subprocess.run(["strings", "-n", "6", str(binary)], capture_output=True, text=True,
+                              check=True, timeout=120).stdout
+        folders = [line for line in text.splitlines()
+                   if re.search(r"ossl-modules|engines-\d|MODULESDIR|ENGINESDIR", line)]
+        assert not [f for f in folders if "wheels-deps" in f or "/tmp/" in f], (binary.name, folders)
+        if "/usr/lib/ssl/dpdb-no-modules" in text:
+            carrying += 1
+            assert "/usr/lib/ssl/dpdb-no-engines" in text, binary.name
+    assert carrying >= 1, [b.name for b in binaries]  # dpdb itself carries OpenSSL
 
 
 def full_run_interpreter():
