@@ -64,7 +64,12 @@ std::size_t display_width(const std::string& text) {
     return width;
 }
 
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+std::string table(const std::vector<std::vector<std::string>>& given) {
+    // Cells hold what peers sent: escaped here whatever built them (escaping is idempotent).
+    std::vector<std::vector<std::string>> rows = given;
+    for (auto& row : rows) {
+        for (auto& cell : row) cell = shown(cell);
+    }
     std::vector<std::size_t> widths;
     for (const auto& row : rows) {
         widths.resize(std::max(widths.size(), row.size()));

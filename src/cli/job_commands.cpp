@@ -325,7 +325,7 @@ int log_command(const std::string& hub, long long pid) {
         }
         auto record = result["data"]["process"];
         record["exited"] = true;
-        std::printf("%s: %s\n", process_label(record).c_str(), state_of(record, {}).c_str());
+        std::printf("%s: %s\n", process_label(record).c_str(), shown(state_of(record, {})).c_str());
         if (record.contains("stacks")) {
             std::printf("%s\n", shown_lines(record["stacks"].get<std::string>()).c_str());
         }

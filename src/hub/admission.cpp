@@ -1,14 +1,38 @@
 #include "hub/admission.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace dpdb::hub {
 
+// One connection's place, shared between its Slot and the lists below so that either side can
+// end it first: an eviction takes it out of the lists and closes the connection, whose Slot then
+// finds it no longer held.
+struct Admission::Holder {
+    std::weak_ptr<Counts> counts;
+    std::string address;
+    Clock::time_point admitted;
+    std::function<void()> evict;
+    std::list<std::shared_ptr<Holder>>::iterator place;  // in counts->by_address[address]
+    bool held = true;
+};
+
 // Shared between the Admission and its slots, so that a slot outliving the hub (a connection
 // still referenced by a pending handler) gives its place back to nothing, harmlessly.
-struct Admission::Slot::Counts {
+struct Admission::Counts {
     std::size_t total = 0;
-    std::map<std::string, std::size_t> by_address;
+    // Oldest first.
+    std::map<std::string, std::list<std::shared_ptr<Holder>>> by_address;
+
+    void remove(Holder& holder) {
+        if (!holder.held) return;
+        holder.held = false;
+        --total;
+        const auto it = by_address.find(holder.address);
+        if (it == by_address.end()) return;
+        it->second.erase(holder.place);
+        if (it->second.empty()) by_address.erase(it);
+    }
 };
 
 namespace {
@@ -26,17 +50,10 @@ std::string seconds(std::chrono::seconds s) {
 
 }  // namespace
 
-Admission::Slot::Slot(std::weak_ptr<Counts> counts, std::string address)
-    : counts_(std::move(counts)), address_(std::move(address)) {}
-
-Admission::Slot::Slot(Slot&& other) noexcept
-    : counts_(std::move(other.counts_)), address_(std::exchange(other.address_, {})) {}
-
 Admission::Slot& Admission::Slot::operator=(Slot&& other) noexcept {
     if (this != &other) {
         release();
-        counts_ = std::move(other.counts_);
-        address_ = std::exchange(other.address_, {});
+        holder_ = std::move(other.holder_);
     }
     return *this;
 }
@@ -46,13 +63,22 @@ Admission::Slot::~Slot() {
 }
 
 void Admission::Slot::release() {
-    if (address_.empty()) return;
-    if (auto counts = counts_.lock()) {
-        --counts->total;
-        auto it = counts->by_address.find(address_);
-        if (it != counts->by_address.end() && --it->second == 0) counts->by_address.erase(it);
-    }
-    address_.clear();
+    if (!holder_) return;
+    if (auto counts = holder_->counts.lock()) counts->remove(*holder_);
+    holder_->evict = nullptr;
+    holder_.reset();
+}
+
+bool Admission::Slot::held() const {
+    return holder_ && holder_->held && !holder_->counts.expired();
+}
+
+Admission::Clock::time_point Admission::Slot::admitted() const {
+    return holder_ ? holder_->admitted : Clock::now();
+}
+
+void Admission::Slot::on_evict(std::function<void()> evict) {
+    if (holder_) holder_->evict = std::move(evict);
 }
 
 Admission::Admission(Log log) : Admission(std::move(log), Limits{}) {}
@@ -60,51 +86,52 @@ Admission::Admission(Log log) : Admission(std::move(log), Limits{}) {}
 Admission::Admission(Log log, Limits limits)
     : log_(std::move(log)),
       limits_(limits),
-      counts_(std::make_shared<Slot::Counts>()),
+      counts_(std::make_shared<Counts>()),
       window_start_(Clock::now()) {}
 
-std::optional<Admission::Slot> Admission::admit(const std::string& address, Clock::time_point now) {
+Admission::Slot Admission::admit(const std::string& address, Clock::time_point now) {
     tick(now);
-    const std::size_t from_address = unauthenticated(address);
-    if (counts_->total < limits_.total && from_address < limits_.per_address) {
-        ++counts_->total;
-        ++counts_->by_address[address];
-        return Slot(counts_, address);
+    if (unauthenticated(address) >= limits_.per_address) {
+        evict_oldest(
+            address,
+            std::to_string(limits_.per_address) + " unauthenticated connections open from it", now);
+    } else if (counts_->total >= limits_.total) {
+        const auto most = std::max_element(
+            counts_->by_address.begin(), counts_->by_address.end(),
+            [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+        evict_oldest(most->first,
+                     std::to_string(limits_.total) + " unauthenticated connections open in all",
+                     now);
     }
-    if (refused_.size() >= limits_.summarised && refused_.count(address) == 0) {
-        ++refused_elsewhere_;
-    } else if (refused_[address]++ == 0) {
-        note(
-            "refusing connections from " + address + ": " +
-                (from_address >= limits_.per_address
-                     ? std::to_string(from_address) + " unauthenticated connections open from it"
-                     : std::to_string(counts_->total) + " unauthenticated connections open in all"),
-            now);
-    }
-    return std::nullopt;
+    auto holder = std::make_shared<Holder>();
+    holder->counts = counts_;
+    holder->address = address;
+    holder->admitted = now;
+    auto& queue = counts_->by_address[address];
+    holder->place = queue.insert(queue.end(), holder);
+    ++counts_->total;
+    return Slot(std::move(holder));
 }
 
-std::optional<std::string> Admission::blocked(const std::string& address, Clock::time_point now) {
-    const auto it = failures_.find(address);
-    if (it == failures_.end() || it->second.blocked_until <= now) return std::nullopt;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::seconds>(it->second.blocked_until - now).count();
-    return "too many failed authentications from " + address + "; try again in " +
-           std::to_string(left + 1) + " s";
+void Admission::evict_oldest(const std::string& address, const std::string& why,
+                             Clock::time_point now) {
+    const auto it = counts_->by_address.find(address);
+    if (it == counts_->by_address.end() || it->second.empty()) return;
+    const auto oldest = it->second.front();  // a copy: remove() erases it from the list
+    counts_->remove(*oldest);
+    if (evicted_.size() >= limits_.summarised && evicted_.count(address) == 0) {
+        ++evicted_elsewhere_;
+    } else if (evicted_[address]++ == 0) {
+        note("closing the oldest unauthenticated connections from " + address +
+                 " to make room: " + why,
+             now);
+    }
+    if (auto evict = std::exchange(oldest->evict, nullptr)) evict();
 }
 
-void Admission::failure(const std::string& address, const std::string& what,
+void Admission::failure(const std::string& /*address*/, const std::string& what,
                         Clock::time_point now) {
     note(what, now);
-    if (address == "unix") return;  // only this user reaches the private socket
-    auto& record = failures_[address];
-    if (now - record.window_start > limits_.failure_window) record = Failures{now, 0, {}};
-    if (++record.count == limits_.failures) {
-        record.blocked_until = now + limits_.block;
-        note_block("blocking " + address + " for " + std::to_string(limits_.block.count()) +
-                       " s after " + std::to_string(record.count) + " failures",
-                   now);
-    }
 }
 
 void Admission::note(const std::string& line, Clock::time_point now) {
@@ -117,44 +144,27 @@ void Admission::note(const std::string& line, Clock::time_point now) {
     }
 }
 
-void Admission::note_block(const std::string& line, Clock::time_point now) {
-    tick(now);
-    if (block_lines_ < limits_.lines_per_window) {
-        ++block_lines_;
-        log_(line);
-    } else {
-        ++suppressed_;
-    }
-}
-
 void Admission::tick(Clock::time_point now) {
     if (now - window_start_ < limits_.window) return;
     const std::string window = seconds(limits_.window);
-    for (const auto& [address, count] : refused_) {
-        log_(thousands(count) + " refused connection" + (count == 1 ? "" : "s") + " from " +
-             address + " in the last " + window);
+    for (const auto& [address, count] : evicted_) {
+        log_(thousands(count) + " unauthenticated connection" + (count == 1 ? "" : "s") + " from " +
+             address + " closed to make room in the last " + window);
     }
-    if (refused_elsewhere_ > 0) {
-        log_(thousands(refused_elsewhere_) + " refused connection" +
-             (refused_elsewhere_ == 1 ? "" : "s") + " from other addresses in the last " + window);
+    if (evicted_elsewhere_ > 0) {
+        log_(thousands(evicted_elsewhere_) + " unauthenticated connection" +
+             (evicted_elsewhere_ == 1 ? "" : "s") +
+             " from other addresses closed to make room in the last " + window);
     }
     if (suppressed_ > 0) {
         log_(thousands(suppressed_) + " more line" + (suppressed_ == 1 ? "" : "s") +
              " about unauthenticated peers left out of the log in the last " + window);
     }
-    refused_.clear();
-    refused_elsewhere_ = 0;
+    evicted_.clear();
+    evicted_elsewhere_ = 0;
     suppressed_ = 0;
     lines_ = 0;
-    block_lines_ = 0;
     window_start_ = now;
-    // Expired blocks and failure windows are forgotten, so a scan from many addresses cannot
-    // grow the table for good.
-    for (auto it = failures_.begin(); it != failures_.end();) {
-        const bool stale = it->second.blocked_until <= now &&
-                           now - it->second.window_start > limits_.failure_window;
-        it = stale ? failures_.erase(it) : std::next(it);
-    }
 }
 
 std::size_t Admission::unauthenticated() const {
@@ -163,7 +173,7 @@ std::size_t Admission::unauthenticated() const {
 
 std::size_t Admission::unauthenticated(const std::string& address) const {
     const auto it = counts_->by_address.find(address);
-    return it == counts_->by_address.end() ? 0 : it->second;
+    return it == counts_->by_address.end() ? 0 : it->second.size();
 }
 
 }  // namespace dpdb::hub

@@ -22,7 +22,9 @@ Connection::Connection(std::unique_ptr<Stream> stream, std::uint64_t id)
 void Connection::start(Handler on_message, Closer on_close) {
     on_message_ = std::move(on_message);
     on_close_ = std::move(on_close);
-    deadline_.expires_after(kHandshakeTimeout);
+    // From its acceptance: a TLS handshake before this one spent part of the same time.
+    deadline_.expires_at(slot.held() ? slot.admitted() + kHandshakeTimeout
+                                     : std::chrono::steady_clock::now() + kHandshakeTimeout);
     deadline_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (!ec && !self->authenticated) self->close("no handshake within 10 s");
     });

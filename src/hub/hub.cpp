@@ -66,11 +66,13 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void log(const std::string& line) { options_.log(printable(line, 2000)); }
 
     void admit(std::unique_ptr<Stream> stream, Admission::Slot slot) {
-        const std::string peer = stream->peer();
         auto connection = std::make_shared<Connection>(std::move(stream), next_connection_id_++);
         connections_[connection->id()] = connection;
         connection->nonce = wire::random_hex(16);
         connection->slot = std::move(slot);
+        connection->slot.on_evict([weak = std::weak_ptr<Connection>(connection)] {
+            if (auto evicted = weak.lock()) evicted->close("closed to make room (see Admission)");
+        });
         std::weak_ptr<HubImpl> weak = shared_from_this();
         connection->start(
             [weak](const ConnectionPtr& c, Message m) {
@@ -79,13 +81,6 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             [weak](const ConnectionPtr& c, const std::string& reason) {
                 if (auto self = weak.lock()) self->on_close(c, reason);
             });
-        if (const auto reason = admission().blocked(peer)) {
-            admission().note("refused connection " + std::to_string(connection->id()) + ": " +
-                             *reason);
-            connection->send(make("refused", {{"reason", *reason}}));
-            connection->close("refused: " + *reason);
-            return;
-        }
         connection->send(
             make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
     }
@@ -591,8 +586,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void on_close(const ConnectionPtr& peer, const std::string& reason) {
         connections_.erase(peer->id());
         peer->slot.release();
-        const bool quiet =
-            reason == "disconnected" || reason == "hub stopping" || reason.rfind("refused", 0) == 0;
+        // An eviction was told once for its address (Admission), not once per connection.
+        const bool quiet = reason == "disconnected" || reason == "hub stopping" ||
+                           reason.rfind("refused", 0) == 0 ||
+                           reason.rfind("closed to make room", 0) == 0;
         const std::string dropped = "dropped connection " + std::to_string(peer->id()) + " from " +
                                     peer->stream().peer() + ": " + printable(reason);
         if (!peer->authenticated) {

@@ -108,16 +108,20 @@ void Listener::secure(asio::ip::tcp::socket socket) {
     if (ec) return;  // already gone
     const std::string peer = endpoint.address().to_string();
     auto slot = admission_.admit(peer);
-    if (!slot) return;  // the socket closes as it goes out of scope
     if (options_.insecure) {
         arrival_(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)),
-                 std::move(*slot));
+                 std::move(slot));
         return;
     }
-    auto held = std::make_shared<Admission::Slot>(std::move(*slot));
+    auto held = std::make_shared<Admission::Slot>(std::move(slot));
     auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
         std::make_unique<TlsStream>(std::move(socket), tls_));
-    auto timer = std::make_shared<asio::steady_timer>(io_, kHandshakeTimeout);
+    // Evicted during its TLS handshake (see Admission): the handshake fails and it is gone.
+    held->on_evict([stream] {
+        if (*stream) (*stream)->close();
+    });
+    // The TLS handshake and the dpdb handshake after it share one deadline (Connection).
+    auto timer = std::make_shared<asio::steady_timer>(io_, held->admitted() + kHandshakeTimeout);
     timer->async_wait([stream](const asio::error_code& ec) {
         if (!ec && *stream) (*stream)->close();
     });
@@ -137,8 +141,8 @@ void Listener::secure(asio::ip::tcp::socket socket) {
             if (!failure.empty()) {
                 (*stream)->close();
                 held->release();
-                self->admission_.note("TLS handshake with " + peer +
-                                      " failed: " + printable(failure));
+                self->admission_.failure(
+                    peer, "TLS handshake with " + peer + " failed: " + printable(failure));
                 return;
             }
             self->arrival_(std::move(*stream), std::move(*held));

@@ -129,16 +129,6 @@ def test_wrong_secret_is_refused_in_one_line_and_logged(dpdb, tcp_hub):
     assert "0" * 64 not in tcp_hub.logged()
 
 
-def test_repeated_failures_are_rate_limited(dpdb, tcp_hub):
-    bad = {"DPDB_HUB": tcp_hub.tcp, "DPDB_TOKEN": "f" * 64}
-    for _ in range(5):
-        dpdb.run("dpdb", "ls", env=bad)
-    done = dpdb.run("dpdb", "ls", env=tcp_hub.env())
-    assert done.returncode != 0
-    assert "too many failed authentications" in done.stderr
-    assert "blocking 127.0.0.1" in tcp_hub.logged()
-
-
 def test_pinned_fingerprint_must_match(dpdb, tcp_hub):
     done = dpdb.run("dpdb", "ls", env=tcp_hub.env(DPDB_TLS_FINGERPRINT="sha256:" + "ab" * 32))
     assert done.returncode != 0
@@ -274,8 +264,6 @@ def test_a_connection_flood_does_not_shut_out_others(dpdb, tcp_hub):
             s.bind(("127.0.0.2", 0))
             s.connect((host, int(port)))
             flood.append(s)
-        wait_until(lambda: "refusing connections from 127.0.0.2" in tcp_hub.logged(),
-                   "the hub to log the flood")
         done = dpdb.run("dpdb", "ls", env=tcp_hub.env())
         assert done.returncode == 0, done.stderr
     finally:

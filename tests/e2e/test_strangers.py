@@ -93,37 +93,47 @@ def test_a_thousand_strangers_lock_nobody_out(dpdb, tcp_hub):
     assert time.monotonic() - started < 5
 
 
-def test_a_refused_client_says_so_in_one_line_and_is_served_later(dpdb, tcp_hub):
-    # Every place of the client's address among the unauthenticated connections taken (32; the
-    # bound in all is checked by the C++ units: 256 TLS handshakes outlast the handshake deadline
-    # on a loaded machine).
-    held = [stranger(tcp_hub) for _ in range(32)]
-    done = ls(dpdb, tcp_hub)
-    assert done.returncode == 1, (done.returncode, done.stderr)  # never killed by a signal
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert "refusing connections" in lines[0], lines[0]
-    for conn in held:
-        conn.close()
-    deadline = time.monotonic() + 10
-    while True:
-        done = ls(dpdb, tcp_hub)
-        if done.returncode == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert done.returncode == 0, done.stderr
-    assert "refusing connections from 127.0.0.1: 32 unauthenticated connections open from it" \
-        in tcp_hub.logged()
+def test_connections_held_from_many_addresses_leave_the_owner_served_every_time(dpdb, tcp_hub):
+    # 300 connections that never authenticate, from 16 addresses (the owner's among them, as
+    # behind a shared NAT or `ssh -L`): more than the 256 places. Nobody is refused at the door;
+    # the oldest strangers make room, and the owner, who proves the secret at once, is served.
+    # Plain TCP connections that never start TLS: each holds its place until the handshake
+    # deadline, and 300 of them are made in far less time than that.
+    held = []
+    try:
+        for i in range(300):
+            source = "127.0.0.1" if i % 16 == 0 else "127.0.5.%d" % (i % 16)
+            held.append(socket.create_connection(("127.0.0.1", port_of(tcp_hub)), timeout=10,
+                                                 source_address=(source, 0)))
+        for attempt in range(5):
+            done = ls(dpdb, tcp_hub)
+            assert done.returncode == 0, (attempt, done.stderr)
+        assert "closing the oldest unauthenticated connections from" in tcp_hub.logged()
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_failed_handshakes_from_the_owners_address_do_not_lock_the_owner_out(dpdb, tcp_hub):
+    bad = {"DPDB_HUB": tcp_hub.tcp, "DPDB_TOKEN": "f" * 64}
+    for attempt in range(20):
+        failed = dpdb.run("dpdb", "ls", env=bad)
+        assert failed.returncode != 0 and "authentication failed" in failed.stderr
+        if attempt % 2:
+            done = ls(dpdb, tcp_hub)
+            assert done.returncode == 0, (attempt, done.stderr)
+    # A TLS handshake that fails counts as a failure of its address too (logged as one).
+    raw = socket.create_connection(("127.0.0.1", port_of(tcp_hub)), timeout=10)
+    raw.sendall(b"\x16\x03\x01\x00\x05garbage")
+    raw.close()
+    assert ls(dpdb, tcp_hub).returncode == 0
 
 
 def test_a_flood_of_refused_frames_leaves_the_log_bounded(dpdb, tcp_hub):
     before = len(tcp_hub.logged())
     big = b'{"t":"' + b"x" * ((1 << 20) - 64) + b'"}'
     for i in range(128):
-        try:
-            conn = stranger(tcp_hub, "127.0.2.%d" % (1 + i % 16))
-        except Refused:
-            continue  # its address is blocked
+        conn = stranger(tcp_hub, "127.0.2.%d" % (1 + i % 16))
         try:
             send_frame(conn, big)
             conn.recv(64)
@@ -135,7 +145,6 @@ def test_a_flood_of_refused_frames_leaves_the_log_bounded(dpdb, tcp_hub):
     assert done.returncode == 0, done.stderr
     grown = len(tcp_hub.logged()) - before
     assert grown < LOG_BOUND, tcp_hub.logged()[-4000:]
-    assert "blocking 127.0.2." in tcp_hub.logged()
 
 
 def test_escape_sequences_from_a_stranger_reach_the_log_escaped(dpdb, tcp_hub):
