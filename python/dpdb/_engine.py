@@ -262,7 +262,9 @@ def files_matching(spec, also=()):
                 or os.path.realpath(source).split(os.sep)[-len(parts):] == parts):
             matches.add(source)
     if not matches and os.path.isfile(suffix):
-        matches = _same_file(suffix, sources)
+        # Also a file whose code was made without an import before the breakpoint came
+        # (exec(compile(source, path))): no module names it.
+        matches = _same_file(suffix, sources) or {_canonic(suffix)}
     return matches
 
 

@@ -1,4 +1,5 @@
-"""Runs exec_conf.py's code made by exec(compile()) once told to go, and calls its hook(): in this
+"""Runs exec_conf.py's code made by exec(compile()) (at its start with "made-first", else once told
+to go), and once told to go calls its hook(): in this
 process, in a forked child (once told to go on: it has reconciled its breakpoints with the hub's
 by then) and in a spawned one (which makes the code again)."""
 import multiprocessing
@@ -22,9 +23,13 @@ def spawned():
 
 
 if __name__ == "__main__":
+    made_first = sys.argv[2:] == ["made-first"]  # before the test's breakpoint, or after it
+    if made_first:
+        conf = load()
     print("loader waiting", flush=True)
     wait_for(sys.argv[1])
-    conf = load()
+    if not made_first:
+        conf = load()
     print("loader got %d" % conf["hook"](1), flush=True)
     pid = os.fork()
     if pid == 0:
