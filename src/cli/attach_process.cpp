@@ -318,6 +318,14 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
             if (auto python = attach::inspect_python(below, &skipped)) targets.push_back(*python);
         }
     }
+    // What is refused without a hub is refused before one is started.
+    try {
+        attach::route_for(*top);
+        if (!top->has_agent) agent_package(*top);
+    } catch (const attach::AttachError& error) {
+        std::fprintf(stderr, "dpdb: cannot attach to pid %d: %s\n", top->pid, error.what());
+        return 1;
+    }
     const HubTarget hub = hub_for_attach(hub_address);
     if (hub.address.kind == HubAddress::Kind::Unix) {
         for (const auto& target : targets) {
