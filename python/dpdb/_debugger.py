@@ -197,11 +197,10 @@ class Debugger(*_BASES):
     def dispatch_line(self, frame):
         # A step's stop is decided before bdb looks for breakpoints (it does not, then): the
         # line's logpoints log all the same, as debugpy's do.
-        if self.stop_here(frame):
-            logpoints = _logpoints.logpoints_at(self.canonic(frame.f_code.co_filename),
-                                                frame.f_lineno)
-            if logpoints:
-                _logpoints.serve(logpoints, frame)
+        logpoints = _logpoints.logpoints_at(self.canonic(frame.f_code.co_filename),
+                                            frame.f_lineno)
+        if logpoints and self.stop_here(frame):
+            _logpoints.serve(logpoints, frame)
         return super().dispatch_line(frame)
 
     def break_here(self, frame):
