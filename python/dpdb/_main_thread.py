@@ -4,8 +4,9 @@ Before 3.13 the threading module takes the thread that imports it first for the 
 The attach's start-up runs in a thread of its own (the main thread may wait in C code for ever),
 so in a program that had not imported threading yet, that thread would be taken for the main
 one: `threading.main_thread()` would name it, `current_thread()` in the real main thread would
-be a dummy, and once the start-up thread ended, the main thread would count as stopped, so that
-the interpreter's shutdown stopped waiting for the program's non-daemon threads."""
+be a dummy, and once the start-up thread ended, `main_thread().is_alive()` would be false, after
+which the interpreter's shutdown no longer waits for the program's non-daemon threads. 3.13
+knows the main thread's ident, but gives it the importing thread's native id."""
 
 import _thread
 import os
@@ -17,8 +18,16 @@ def adopt(ident):
     if it took another for it."""
     main = threading._main_thread
     taken = main.ident
-    if ident is None or taken == ident or hasattr(_thread, "_get_main_thread_ident"):
-        return  # 3.13 and later ask the interpreter which thread is the main one
+    if ident is None:
+        return
+    if hasattr(_thread, "_get_main_thread_ident"):
+        # 3.13 and later ask the interpreter which thread is the main one, but still take its
+        # OS id from the thread that imports the module.
+        if taken == ident:
+            main._native_id = os.getpid()
+        return
+    if taken == ident:
+        return
     # The thread-state lock marks the thread alive until shutdown releases it. The one made at
     # import belongs to the start-up thread, and the interpreter releases it when that ends.
     alive = _thread.allocate_lock()

@@ -125,6 +125,11 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
     session.sendline("p __import__('os').getpid()")  # in the program's frame, or threading's
     session.expect(r"\r\n%d\r\n" % program_.pid)
     session.expect(PROMPT)
+    # In the main thread itself, which is alive (interpreter shutdown waits for threads then).
+    session.sendline("p (lambda t: (t.current_thread() is t.main_thread(), "
+                     "t.main_thread().is_alive()))(__import__('threading'))")
+    session.expect(r"\(True, True\)")
+    session.expect(PROMPT)
     session.sendline("c")
     finish(session)
     program_.expect("woken")
