@@ -153,7 +153,8 @@ def test_a_logpoint_armed_and_cleared_on_a_hot_line_never_pauses_and_logs_every_
     line = line_of(trust("hot.py"), "the hot line")
     for _ in range(20):
         added = break_at(dpdb, "hot.py:%d" % line, "--log", "tick {i} in {os.getpid()}")
-        assert "armed in 4 processes" in added, added
+        # Armed in each of the 4 once each has logged (a loaded machine may answer `dpdb break`
+        # later than it waits).
         number = int(re.search(r"logpoint (\d+) at", added).group(1))
         wait_until(lambda: len(logging_processes(dpdb, number)) == 4,
                    "logpoint %d's messages from the 4 processes" % number)
