@@ -24,7 +24,8 @@ struct HubCommandOptions {
     bool insecure = false;  // plain TCP
     std::string state_dir;  // secret, certificate, store; default ~/.local/state/dpdb/hub
     bool quiet = false;
-    bool stop = false;        // stop the hub on socket_path instead of starting one
+    bool stop = false;  // stop the hub on socket_path (else hub's, else the local one) instead
+    std::string hub;    // --hub or DPDB_HUB: the hub --stop stops when socket_path is not given
     long long idle_exit = 0;  // seconds with no process after which it exits; 0: never
 };
 

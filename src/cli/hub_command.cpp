@@ -119,12 +119,27 @@ int stop_hub(const std::string& socket_path) {
         "TCP), or give this one a socket of its own with --socket PATH");
 }
 
+// The hub that serves the user, for --stop: the one on --socket, else the Unix socket that --hub
+// or DPDB_HUB names, else the local one.
+std::string socket_to_stop(const HubCommandOptions& options) {
+    if (!options.socket_path.empty()) return options.socket_path;
+    if (!options.hub.empty()) {
+        const auto named = HubAddress::parse(options.hub);
+        if (named.kind != HubAddress::Kind::Unix) {
+            throw std::runtime_error("--stop stops a hub on this machine, by its Unix socket; " +
+                                     options.hub + " is not one (give --socket PATH)");
+        }
+        return named.path;
+    }
+    return runtime_dir() + "/hub.sock";
+}
+
 }  // namespace
 
 int hub_command(const HubCommandOptions& options) {
+    if (options.stop) return stop_hub(socket_to_stop(options));
     const std::string socket_path =
         options.socket_path.empty() ? runtime_dir() + "/hub.sock" : options.socket_path;
-    if (options.stop) return stop_hub(socket_path);
     const auto lock = HubLock::take(socket_path);
     if (!lock) refuse_second_hub(socket_path, hub_holding(socket_path).value_or(0));
     if (const auto older = hub_answering(socket_path)) refuse_second_hub(socket_path, *older);

@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
                      "the hub dpdb attach -p starts: DPDB_LOCAL_HUB_IDLE, 600)")
         ->check(CLI::PositiveNumber);
     hub_cmd->add_flag("--stop", hub_options.stop,
-                      "stop the hub on --socket (default: your local hub, whoever started it: "
-                      "`dpdb hub` or `dpdb attach -p`)");
+                      "stop the hub on --socket, else the Unix socket DPDB_HUB names, else your "
+                      "local hub, whoever started it (`dpdb hub` or `dpdb attach -p`)");
 
     dpdb::cli::LsOptions ls_options;
     auto* ls_cmd = app.add_subcommand(
@@ -223,7 +223,10 @@ int main(int argc, char** argv) {
             run.args.insert(run.args.end(), module_args.begin(), module_args.end());
             return dpdb::cli::run_command(run);
         }
-        if (*hub_cmd) return dpdb::cli::hub_command(hub_options);
+        if (*hub_cmd) {
+            hub_options.hub = hub;
+            return dpdb::cli::hub_command(hub_options);
+        }
         if (*ls_cmd) return dpdb::cli::ls_command(hub, ls_options);
         if (*attach_cmd && attach_process.pid != 0) {
             if (pause_after || no_pause) attach_process.pause = pause_after;

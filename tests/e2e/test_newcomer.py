@@ -130,6 +130,13 @@ def test_run_joins_the_hub_given_with_hub(dpdb):
     run.sendline("c")
     expect_all(run, "results", "program done")
     finish(run, 0)
+    # The hub that serves this user is the one DPDB_HUB names: that is the one --stop stops.
+    stopped = dpdb.run("dpdb", "hub", "--stop", env={"DPDB_HUB": address})
+    assert stopped.stdout == "stopped the hub on %s (pid %d)\n" % (address[len("unix:"):], hub.pid)
+    finish(hub, 0)
+    remote = dpdb.run("dpdb", "hub", "--stop", env={"DPDB_HUB": "tcp://127.0.0.1:7777"})
+    assert remote.returncode == 2
+    assert "tcp://127.0.0.1:7777 is not one (give --socket PATH)" in remote.stderr, remote.stderr
 
 
 def test_an_unknown_command_is_named(dpdb):
