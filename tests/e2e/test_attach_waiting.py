@@ -140,6 +140,20 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
     program_.terminate()
 
 
+def test_a_master_in_waitpid_is_attached_with_its_child_as_a_tree(dpdb, waiting):
+    # A pre-fork server's master: its main thread waits for its child, which sleeps.
+    master = waiting("waitpid")
+    done = dpdb.run("dpdb", "attach", "-p", str(master.pid), "--tree", "--no-pause",
+                    "--timeout", str(TIMEOUT))
+    assert done.returncode == 0, done.stderr
+    assert "2 processes are now debuggable" in done.stdout, done.stdout
+    child = int(open("/proc/%d/task/%d/children" % (master.pid, master.pid)).read().split()[0])
+    assert {p["pid"] for p in dpdb.ls()["processes"]} >= {master.pid, child}
+    detach(dpdb, master.pid)
+    detach(dpdb, child)
+    master.terminate()
+
+
 def test_ctrl_c_of_an_attach_waiting_for_its_pause_leaves_nothing_armed(dpdb, waiting):
     program_ = waiting("sleep")
     session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
