@@ -487,7 +487,26 @@ async function terminate() {
   process.stdout.write(JSON.stringify({ pids: threads.map((t) => pidOf(t.name)) }) + '\n');
 }
 
-const scenarios = { late, shared, dies, hits, exceptions, caught, terminate };
+// A source the IDE names by another path than the one the job runs (through a symlinked
+// directory, or the other way): NAMED at LINE_JOB. Where it stopped, and what the IDE was told.
+async function linked() {
+  const dc = await connect();
+  const line = Number(env.LINE_JOB);
+  const set = await dc.setBreakpointsRequest({ source: { path: env.NAMED }, breakpoints: [{ line }] });
+  await dc.configurationDoneRequest();
+  const stopped = stoppedFor(dc, `the breakpoint at ${env.NAMED}:${line}`);
+  process.stdout.write('attached\n');  // test_trust.py starts the job now
+  const stop = (await stopped).body;
+  const frames = await topFrame(dc, stop.threadId);
+  const seen = { reason: stop.reason, path: frames[0].source.path, line: frames[0].line,
+    verified: set.body.breakpoints[0].verified };
+  await dc.setBreakpointsRequest({ source: { path: env.NAMED }, breakpoints: [] });
+  await dc.continueRequest({ threadId: stop.threadId });
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify(seen) + '\n');
+}
+
+const scenarios = { late, shared, dies, hits, exceptions, caught, terminate, linked };
 (scenarios[env.SCENARIO] || main)().then(() => process.exit(0), (error) => {
   process.stderr.write(`drive.js: ${error && error.stack ? error.stack : error}\n`);
   process.exit(1);

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+import test_dap
 from conftest import PROMPT, STOPS_ON_CALL, finish, line_of, program, stop_line, wait_until
 
 TRUST = program("trust")
@@ -174,14 +175,19 @@ def logging_processes(dpdb, number):
     return {m["text"].rpartition(" ")[2] for m in messages if m.get("bp") == number}
 
 
-@pytest.mark.parametrize("runs, names", [("linkdir", "real/job.py"), ("real", "linkdir/job.py"),
-                                         ("linkdir", "{root}/linkdir/../real/job.py")])
-def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb, runs, names):
-    # Matched by spelling alone, the breakpoint stayed pending and the job ran past it.
+def linked_job(dpdb):
+    """real/job.py (linked_job.py) and linkdir -> real, in the test's folder."""
     real = os.path.join(dpdb.root, "real")
     os.mkdir(real)
     shutil.copy(trust("linked_job.py"), os.path.join(real, "job.py"))
     os.symlink("real", os.path.join(dpdb.root, "linkdir"))
+
+
+@pytest.mark.parametrize("runs, names", [("linkdir", "real/job.py"), ("real", "linkdir/job.py"),
+                                         ("linkdir", "{root}/linkdir/../real/job.py")])
+def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb, runs, names):
+    # Matched by spelling alone, the breakpoint stayed pending and the job ran past it.
+    linked_job(dpdb)
     go = os.path.join(dpdb.root, "go")
     run = dpdb.spawn("dpdb", "run", os.path.join(dpdb.root, runs, "job.py"), go)
     run.expect("job waiting")
@@ -220,3 +226,19 @@ def test_code_made_by_exec_compile_stops_in_the_process_and_its_children(dpdb, m
     run.expect("spawned got 4")
     run.expect("loader done")
     finish(run)
+
+
+@pytest.mark.parametrize("runs, names", [("linkdir", "real"), ("real", "linkdir")])
+def test_an_ides_breakpoint_through_a_symlinked_directory_or_not_stops(dpdb, runs, names):
+    test_dap.needs_node()
+    linked_job(dpdb)
+    job = test_dap.Job(dpdb, start=False, script=os.path.join(dpdb.root, runs, "job.py"))
+    open(job.beat, "w").close()  # the job's go: it runs work() at once
+    try:
+        line = line_of(trust("linked_job.py"), "job breakpoint here")
+        seen = test_dap.driven_after_the_attach(
+            job, "linked", NAMED=os.path.join(dpdb.root, names, "job.py"), LINE_JOB=str(line))
+    finally:
+        job.close()
+    assert seen == {"reason": "breakpoint", "path": os.path.join(dpdb.root, runs, "job.py"),
+                    "line": line, "verified": True}, seen
