@@ -318,6 +318,10 @@ class Debugger(*_BASES):
         if not location or not template.strip():
             self.error("usage: logpoint [FILENAME:]LINENO MESSAGE")
             return
+        if "," in location:
+            self.error("usage: logpoint [FILENAME:]LINENO MESSAGE (a condition comes after it: "
+                       "condition N EXPR)")
+            return
         try:
             message = _logpoints.Message(template.strip())
         except SyntaxError as error:

@@ -208,6 +208,10 @@ def test_a_logpoint_at_the_prompt(dpdb):
     run.sendline("logpoint sessions.py:%d broken {value" % line)
     run.expect(r"\*\*\* logpoint message: '\{' at character \d+ is never closed")
     run.expect(PROMPT)
+    run.sendline("logpoint sessions.py:%d,value>1 conditional {value}" % line)
+    run.expect(r"\*\*\* usage: logpoint \[FILENAME:\]LINENO MESSAGE \(a condition comes after it: "
+               r"condition N EXPR\)")
+    run.expect(PROMPT)
     run.sendline("c")
     run.expect(r"\[dpdb\] .* MainThread: appending 0 <value/0 raised ZeroDivisionError: "
                r"division by zero>")
