@@ -106,6 +106,10 @@ std::string tags_of(const wire::Json& item) {
 
 std::string process_label(const wire::Json& item) {
     std::string label = "pid " + text(item, "pid");
+    // A process in a container, as the hub's side sees it: the pid it knows itself by beside.
+    if (const auto inner = text(item, "inner_pid"); !inner.empty()) {
+        label += " (" + inner + " in its pid namespace)";
+    }
     if (const auto t = tags_of(item); !t.empty()) label += " [" + t + "]";
     const auto name = text(item, "process_name");
     if (!name.empty() && name != "MainProcess") {

@@ -20,6 +20,7 @@
 #include "cli/idle_exit.hpp"
 #include "common/address.hpp"
 #include "common/runtime_dir.hpp"
+#include "wire/auth.hpp"
 #include "wire/channel.hpp"
 #include "wire/tls.hpp"
 
@@ -188,6 +189,10 @@ int hub_command(const HubCommandOptions& options) {
         }
     }
     EmbeddedHub hub(config);
+    // What nodes and pods get instead of the secret: it proves the role of a debugged process
+    // and nothing more (wire/auth.hpp), so it cannot list, attach to or arm anything.
+    const std::string agent_key_path = state + "/agent-key";
+    write_private_file(agent_key_path, wire::agent_key(hub.secret()) + "\n");
     std::optional<IdleExit> idle_exit;
     if (options.idle_exit > 0) {
         HubTarget self;
@@ -211,9 +216,12 @@ int hub_command(const HubCommandOptions& options) {
             std::printf("                  and %s (%s)\n", tcp_address.c_str(), tcp_note.c_str());
         }
         std::printf(
-            "  secret: %s (0600); agents and clients elsewhere need it as DPDB_TOKEN or "
-            "DPDB_TOKEN_FILE\n",
+            "  secret: %s (0600); clients elsewhere need it as DPDB_TOKEN or DPDB_TOKEN_FILE\n",
             config.secret_path.c_str());
+        std::printf(
+            "  agent key: %s (0600); debugged processes elsewhere need only it, as "
+            "DPDB_TOKEN_FILE\n",
+            agent_key_path.c_str());
         std::printf("  export DPDB_HUB=%s\n",
                     (tcp_address.empty() ? unix_address : tcp_address).c_str());
     }

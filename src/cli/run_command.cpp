@@ -151,6 +151,9 @@ int run_command(const RunOptions& options) {
         config.socket_path = dir + "/run-" + run_id + ".sock";
         config.name = "run " + run_id + ": " + program;
         config.log_path = dir + "/run-" + run_id + ".log";
+        // The program and its descendants hold the agent's key and can read the secret's file
+        // (they run as the user): the hub still never takes them for a client (threat model).
+        config.network.job_parent = ::getpid();
         embedded = std::make_unique<EmbeddedHub>(std::move(config));
         target.address.path = embedded->socket_path();
         target.secret = embedded->secret();

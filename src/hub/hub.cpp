@@ -153,6 +153,25 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             peer->close("refused: bad hello");
             return;
         }
+        Json proc = hello.has("proc") ? wire::without_nulls(hello["proc"]) : Json::object();
+        if (role == "client" && options_.job_parent > 0 &&
+            descends_from(peer->stream().peer_pid(), options_.job_parent)) {
+            const std::string reason = "a process of the job cannot be a client of its hub (pid " +
+                                       std::to_string(peer->stream().peer_pid()) +
+                                       "): run dpdb from another terminal";
+            log("refused connection " + std::to_string(peer->id()) + ": " + reason);
+            peer->send(make("refused", {{"reason", reason}}));
+            peer->close("refused: " + reason);
+            return;
+        }
+        if (role == "agent") {
+            if (const auto impostor = agreed_pid(peer, proc)) {
+                log("refused connection " + std::to_string(peer->id()) + ": " + *impostor);
+                peer->send(make("refused", {{"reason", *impostor}}));
+                peer->close("refused: " + *impostor);
+                return;
+            }
+        }
         peer->authenticated = true;
         peer->slot.release();
         peer->role = role == "agent" ? Role::Agent : Role::Client;
@@ -163,20 +182,31 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
         if (peer->role == Role::Agent) {
             peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
-            registry_.add_process(peer->id(), hello.has("proc") ? wire::without_nulls(hello["proc"])
-                                                                : Json::object());
+            registry_.add_process(peer->id(), std::move(proc));
             publish("process_start", registry_.describe(*registry_.process(peer->id())));
         }
     }
 
     Admission& admission() { return listener_->admission(); }
 
+    // Why an agent's description cannot stand (it claims another process's pid), after making
+    // it agree with what the kernel says of the connection (hub/local_process).
+    std::optional<std::string> agreed_pid(const ConnectionPtr& agent, Json& proc) const {
+        if (!options_.check_claimed_pids) return std::nullopt;
+        return agree_on_pid(proc, agent->stream().peer_pid());
+    }
+
     // --- agents -------------------------------------------------------------------------------
 
     void from_agent(const ConnectionPtr& agent, const Message& message) {
         const auto& type = message.type;
         if (type == "proc_update") {
-            registry_.add_process(agent->id(), wire::without_nulls(message["proc"]));
+            Json proc = wire::without_nulls(message["proc"]);
+            if (const auto impostor = agreed_pid(agent, proc)) {
+                log("dropped connection " + std::to_string(agent->id()) + ": " + *impostor);
+                return agent->close("refused: " + *impostor);
+            }
+            registry_.add_process(agent->id(), std::move(proc));
             publish("process_update", registry_.describe(*registry_.process(agent->id())));
             return;
         }

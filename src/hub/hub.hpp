@@ -7,6 +7,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,12 @@ struct HubOptions {
     std::string secret;                   // the shared secret every peer must prove it holds
     std::string name;                     // shown to clients ("run 1234", "hub")
     std::function<void(const std::string&)> log;  // one line per call
+    // An agent on the Unix socket is listed under the pid the kernel gives its connection
+    // (hub/local_process: agree_on_pid). Off only for tests that play many processes from one.
+    bool check_claimed_pids = true;
+    // dpdb run's hub: the processes below this one (the job it runs) may be agents, never
+    // clients, whatever file of the user's they read the secret from (0: no such rule).
+    std::int64_t job_parent = 0;
 };
 
 class HubImpl;

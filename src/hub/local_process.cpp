@@ -1,5 +1,6 @@
 #include "hub/local_process.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +36,7 @@ std::string real_path(const std::string& path) {
 // the fields are counted from the last ')'.
 struct Stat {
     char state = '?';
+    std::int64_t parent = 0;
     std::string started;
 };
 
@@ -47,6 +49,7 @@ std::optional<Stat> stat_of(std::int64_t pid) {
     std::string field;
     for (int number = 3; fields >> field && number <= 22; ++number) {
         if (number == 3) stat.state = field.empty() ? '?' : field[0];
+        if (number == 4) stat.parent = std::strtoll(field.c_str(), nullptr, 10);
         if (number == 22) stat.started = field;
     }
     if (stat.started.empty()) return std::nullopt;
@@ -103,6 +106,42 @@ std::optional<LocalView> look_at(const wire::Json& process) {
         view.argv = command_line(pid);
     }
     return view;
+}
+
+std::optional<std::string> agree_on_pid(wire::Json& process, std::int64_t peer_pid) {
+    const auto claimed_it = process.find("pid");
+    if (peer_pid <= 0 || claimed_it == process.end() || !claimed_it->is_number_integer()) {
+        return std::nullopt;
+    }
+    const auto claimed = claimed_it->get<std::int64_t>();
+    if (claimed == peer_pid) return std::nullopt;
+    const auto peer_namespace = read_link("/proc/" + std::to_string(peer_pid) + "/ns/pid");
+    const auto own_namespace = read_link("/proc/self/ns/pid");
+    if (!peer_namespace.empty() && peer_namespace != own_namespace) {
+        process["inner_pid"] = claimed;
+        process["pid"] = peer_pid;
+        if (const auto stat = stat_of(peer_pid)) {
+            process["started"] = stat->started;
+            process["kernel"] = kernel_identity();
+        }
+        return std::nullopt;
+    }
+    if (::kill(static_cast<pid_t>(claimed), 0) == 0 || errno == EPERM) {
+        return "it claims pid " + std::to_string(claimed) + ", another process; it is pid " +
+               std::to_string(peer_pid);
+    }
+    return std::nullopt;
+}
+
+bool descends_from(std::int64_t pid, std::int64_t ancestor) {
+    // Bounded: a chain of parents is short, and a process that exits on the way ends it.
+    for (int depth = 0; depth < 256 && pid > 1; ++depth) {
+        const auto stat = stat_of(pid);
+        if (!stat) return false;
+        if (stat->parent == ancestor) return true;
+        pid = stat->parent;
+    }
+    return false;
 }
 
 void explain_silent_end(wire::Json& record) {

@@ -4,6 +4,7 @@
 // so rather than guess.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,18 @@ void explain_silent_end(wire::Json& record);
 // gets `running` (true or false) and what it runs now, where the hub can see it: a disconnected
 // one that runs another executable since is exec'd.
 void refresh_outlived(wire::Json& record);
+
+// An agent on the private socket, whose process the kernel names (`peer_pid`, SO_PEERCRED, in
+// the hub's pid namespace), made to agree with what it says of itself: where it lives in another
+// pid namespace (a container seen from the host) it is listed under the pid the hub sees, with
+// the pid it knows itself by beside it (`inner_pid`), and the hub's own view of when it started;
+// where it claims the pid of another process of the hub's namespace it is refused (the reason
+// is returned). A claimed pid that names no process at all impersonates nobody and stands.
+std::optional<std::string> agree_on_pid(wire::Json& process, std::int64_t peer_pid);
+
+// Whether `pid` is a child, a grandchild, ... of `ancestor`, by /proc's parents as they are now
+// (a process that was orphaned hangs below init, not below its first parent).
+bool descends_from(std::int64_t pid, std::int64_t ancestor);
 
 // The record kept of a process whose connection closed for `reason`: its description, with how
 // it ended where its agent said so (`ending`: status, signal, exec), else what the hub can tell

@@ -2,8 +2,11 @@
 // over TCP. Connection uses only this interface.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +26,9 @@ class Stream {
     virtual std::string peer() const = 0;
     // The TLS channel binding both ends fold into the handshake MAC; empty without TLS.
     virtual std::string binding() const { return {}; }
+    // The process at the other end of the private Unix socket, as the kernel names it in the
+    // hub's pid namespace (SO_PEERCRED, read when the connection was accepted); 0 elsewhere.
+    virtual std::int64_t peer_pid() const { return 0; }
 };
 
 // The peer's address, read once when the connection is accepted: later (once the socket is
@@ -37,10 +43,23 @@ inline std::string address_of(const asio::ip::tcp::socket& socket) {
     return ec ? "tcp" : endpoint.address().to_string();
 }
 
+inline std::int64_t pid_of(asio::local::stream_protocol::socket& socket) {
+    ucred credentials{};
+    socklen_t size = sizeof credentials;
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) {
+        return 0;
+    }
+    return credentials.pid;
+}
+inline std::int64_t pid_of(asio::ip::tcp::socket&) {
+    return 0;
+}
+
 template <typename Socket>
 class PlainStream final : public Stream {
   public:
-    explicit PlainStream(Socket socket) : socket_(std::move(socket)), peer_(address_of(socket_)) {}
+    explicit PlainStream(Socket socket)
+        : socket_(std::move(socket)), peer_(address_of(socket_)), peer_pid_(pid_of(socket_)) {}
     void async_read_some(asio::mutable_buffer buffer, Handler handler) override {
         socket_.async_read_some(buffer, std::move(handler));
     }
@@ -54,10 +73,12 @@ class PlainStream final : public Stream {
     }
     asio::any_io_executor executor() override { return socket_.get_executor(); }
     std::string peer() const override { return peer_; }
+    std::int64_t peer_pid() const override { return peer_pid_; }
 
   private:
     Socket socket_;
     const std::string peer_;
+    const std::int64_t peer_pid_;
 };
 
 class TlsStream final : public Stream {

@@ -131,6 +131,7 @@ void check_tags(const Json& tags, const std::string& where) {
 void check_description(const Json& process, const std::string& where) {
     check_object(process, where,
                  {{"pid", Kind::Int, 0, 1, kMaxPid},
+                  {"inner_pid", Kind::Int, 0, 1, kMaxPid},
                   {"ppid", Kind::Int, 0, 0, kMaxPid},
                   {"host", Kind::String},
                   {"argv", Kind::Strings},

@@ -195,6 +195,35 @@ TEST_F(HubPeerTest, AnAgentThatSendsABadMessageIsDroppedWithOneLineAndNothingKep
     EXPECT_TRUE((*logs)["data"]["messages"].empty());
 }
 
+// On the private socket the kernel names each agent's process: one that claims another live
+// process's pid (to be attached to in its stead) is refused; its own pid, or one that names no
+// process (nobody to impersonate), stands.
+TEST(HubClaimedPids, AnImpostorOfAnotherProcessIsRefused) {
+    RunningHub hub("dpdb-hub-test", kSecret,
+                   [](dpdb::hub::HubOptions& options) { options.check_claimed_pids = true; });
+    const auto address = HubAddress::parse(hub.socket_path());
+    Channel impostor;
+    EXPECT_THROW(Channel::connect(impostor, address, kSecret, "agent", {{"pid", 1}}),
+                 std::runtime_error);
+    Channel itself;
+    Channel::connect(itself, address, kSecret, "agent", {{"pid", ::getpid()}});
+    Channel nobody;
+    Channel::connect(nobody, address, kSecret, "agent", {{"pid", 4194300}});
+    ASSERT_TRUE(itself.send(make("proc_update", {{"proc", {{"pid", 1}}}})));
+    Channel client;
+    Channel::connect(client, address, kSecret, "client");
+    bool listed_impostor = true;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (listed_impostor && Clock::now() < deadline) {
+        ASSERT_TRUE(client.send(make("list", {{"id", 1}})));
+        const auto listing = wait_for_type(client, "listing");
+        ASSERT_TRUE(listing.has_value());
+        listed_impostor = false;
+        for (const auto& p : (*listing)["processes"]) listed_impostor |= p["pid"] == 1;
+    }
+    EXPECT_FALSE(listed_impostor);
+}
+
 // A hub with its store on disk, restarted on it: rows the hub never writes (another version's,
 // a hand edit) are removed with one line each, never fatal.
 TEST(HubStoreReadBack, ABadRowIsRemovedAndToldNotFatal) {

@@ -12,6 +12,7 @@ import os
 import secrets
 import socket
 import subprocess
+import sys
 import time
 
 import pexpect
@@ -125,3 +126,59 @@ def test_escape_sequences_a_process_sends_reach_no_client_output_raw(dpdb):
         assert "\x1b" not in done.stdout and "\u202e" not in done.stdout, (command, done.stdout)
         assert "\\x1b" in done.stdout, (command, done.stdout)
     sock.close()
+
+
+def test_an_agent_claiming_another_processs_pid_is_refused(dpdb):
+    hub = Hub(dpdb)
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        assert agent(hub, {"pid": victim.pid, "argv": ["rogue"]}) is None
+        assert "it claims pid %d, another process" % victim.pid in hub.log()
+        own = agent(hub, {"pid": os.getpid(), "argv": ["honest"]})
+        listing = listing_answers(dpdb, hub)
+        assert [p["argv"] for p in listing["processes"]] == [["honest"]]
+        own.close()
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+JOB_AS_CLIENT = """
+import subprocess, sys
+for args in (["ls"], ["break", "victim.py:3", "--log", "stolen {secret}"], ["logs"]):
+    done = subprocess.run([sys.argv[1]] + args, capture_output=True, text=True)
+    print("exit", done.returncode, done.stderr.strip().splitlines()[-1:], flush=True)
+"""
+
+
+def test_a_process_of_the_job_cannot_act_as_a_client_of_its_run(dpdb):
+    script = os.path.join(dpdb.root, "plugin.py")
+    with open(script, "w") as f:
+        f.write(JOB_AS_CLIENT)
+    done = dpdb.run("dpdb", "run", script, DPDB, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("exit")]
+    assert len(lines) == 3, done.stdout
+    for line in lines:
+        assert not line.startswith("exit 0"), done.stdout
+        assert "a process of the job cannot be a client" in line, done.stdout
+
+
+def test_the_agent_key_dpdb_hub_writes_lets_processes_join_and_nothing_more(dpdb):
+    hub = Hub(dpdb)
+    [key_file] = glob.glob(os.path.join(dpdb.env["HOME"], ".local", "state", "dpdb", "**",
+                                        "agent-key"), recursive=True)
+    assert os.stat(key_file).st_mode & 0o077 == 0
+    node = {"DPDB_HUB": hub.address, "DPDB_TOKEN_FILE": key_file}
+    refused = dpdb.run("dpdb", "ls", env=node)
+    assert refused.returncode != 0 and "authentication failed" in refused.stderr, refused.stderr
+    joined = subprocess.Popen(
+        [sys.executable, "-c", "import time; breakpoint(); time.sleep(60)"],
+        env=dict(dpdb.env, PYTHONBREAKPOINT="dpdb.set_trace", **node),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        dpdb.wait_ls(lambda listing: any(s["pid"] == joined.pid for s in listing["sessions"]),
+                     env=hub.env)
+    finally:
+        joined.kill()
+        joined.wait()
