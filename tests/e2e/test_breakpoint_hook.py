@@ -1,0 +1,24 @@
+"""breakpoint() under `dpdb run` reaches dpdb when a library replaced sys.breakpointhook with a
+debugger's hook that has no client (debugpy's, which ipykernel installs in every kernel)."""
+
+import pytest
+
+from conftest import PROMPT, expect_all, finish, program, stop_line
+
+pytest.importorskip("debugpy")
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["imported", "listening"])
+def test_breakpoint_reaches_dpdb_past_debugpys_hook(dpdb, listening):
+    args = ["listen"] if listening else []
+    child = dpdb.spawn("dpdb", "run", program("debugpy_hook.py"), *args,
+                       env={"PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    child.expect("hook replaced True")
+    expect_all(child, r"attached to session \d+", stop_line(r"print\(\"after the breakpoint"))
+    child.expect(PROMPT)
+    child.sendline("p value")
+    child.expect("42")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect("after the breakpoint 84")
+    finish(child)
