@@ -22,3 +22,20 @@ def test_breakpoint_reaches_dpdb_past_debugpys_hook(dpdb, listening):
     child.sendline("c")
     child.expect("after the breakpoint 84")
     finish(child)
+
+
+def test_breakpoint_in_a_jupyter_kernels_cell(dpdb):
+    """A real kernel (ipykernel, started by jupyter_client as a notebook server does): the cell's
+    breakpoint() opens a session in the kernel's process, in the user's terminal."""
+    pytest.importorskip("jupyter_client")
+    pytest.importorskip("ipykernel")
+    child = dpdb.spawn("dpdb", "run", program("jupyter_kernel.py"), timeout=120,
+                       env={"PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    child.expect(r"attached to session \d+: pid \d+ \S+ -m ipykernel_launcher")
+    child.expect(PROMPT)
+    child.sendline("p value")
+    child.expect("21")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect("kernel printed: cell done 42")
+    finish(child)
