@@ -6,6 +6,8 @@ nothing else slows down."""
 import sys
 import threading
 
+from dpdb import _event_loops
+
 # Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
 # have: a pause breakpoint is good for one stop of one thread. Changed by the control thread and
 # by the thread that stops, each holding the GIL.
@@ -32,12 +34,23 @@ def ask(debugger, all_threads):
         _forget(debugger, ident)  # an earlier pause of it that has not landed: this one replaces it
         _pausing[ident] = numbers = []
         condition = "__import__('dpdb._pause', fromlist=['_']).due(%d)" % ident
-        while frame is not None:
-            filename = frame.f_code.co_filename
-            for line in _lines_of(frame.f_code):
-                if debugger.set_break(filename, line, cond=condition) is None:
-                    numbers.append(debugger.get_breaks(filename, line)[-1].number)
-            frame = frame.f_back
+        for code in _codes_to_stop_in(frame):
+            for line in _lines_of(code):
+                if debugger.set_break(code.co_filename, line, cond=condition) is None:
+                    numbers.append(debugger.get_breaks(code.co_filename, line)[-1].number)
+
+
+def _codes_to_stop_in(frame):
+    """The code of the frames on a thread's stack; where an asyncio loop runs with coroutines
+    suspended, theirs instead of the loop's own (an idle loop's next line is in selectors.py)."""
+    stack = []
+    while frame is not None:
+        stack.append(frame)
+        frame = frame.f_back
+    suspended = _event_loops.suspended_code(stack)
+    if suspended:
+        stack = [f for f in stack if not _event_loops.in_the_loop(f.f_code)]
+    return [f.f_code for f in stack] + suspended
 
 
 def drop_done(debugger):

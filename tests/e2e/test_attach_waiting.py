@@ -140,6 +140,22 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
     program_.terminate()
 
 
+def test_a_pause_of_an_idle_asyncio_loop_lands_in_the_coroutine(dpdb, waiting):
+    program_ = waiting("asyncio")
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
+    session.expect(re.escape("pid %d's main thread waits in C code, in an event loop's epoll "
+                             "(epoll_wait)" % program_.pid))
+    program_.wake()
+    # The line after the await in the program's coroutine, not the loop's next (selectors.py).
+    session.expect(r"waiting\.py\(\d+\)serve\(\)\r\n-> woken\.clear\(\)")
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    program_.expect("woken")
+    detach(dpdb, program_.pid)
+    program_.terminate()
+
+
 def test_a_master_in_waitpid_is_attached_with_its_child_as_a_tree(dpdb, waiting):
     # A pre-fork server's master: its main thread waits for its child, which sleeps.
     master = waiting("waitpid")

@@ -1,6 +1,7 @@
 """A program started without dpdb whose main thread waits in C code, for `dpdb attach -p`.
 
-    waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool
+    waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool,
+                              asyncio (an idle loop, its coroutine waiting for an asyncio.Event)
 
 It prints "ready PID", then waits in MODE's call (the line marked "waits here"). SIGUSR1 ends one
 wait: the call raises, and the program says "woken" on the next line and waits again. SIGTERM
@@ -85,6 +86,21 @@ def pool():
     return lambda: never.wait()  # waits here
 
 
+def asyncio_():
+    import asyncio
+
+    async def serve():
+        woken = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, woken.set)
+        print("ready", os.getpid(), flush=True)
+        while True:
+            await woken.wait()  # waits here
+            woken.clear()
+            print("woken", flush=True)  # after a wait
+
+    return lambda: asyncio.run(serve())
+
+
 def sleep_threading():
     import threading  # noqa: F401  (imported by the main thread, as most servers have it)
 
@@ -94,9 +110,10 @@ def sleep_threading():
 signal.signal(signal.SIGUSR1, on_usr1)
 signal.signal(signal.SIGTERM, on_term)
 modes = {"sleep": sleep, "sleep_threading": sleep_threading, "recv": recv, "select": select_,
-         "waitpid": waitpid, "lock": lock, "event": event, "pool": pool}
+         "waitpid": waitpid, "lock": lock, "event": event, "pool": pool, "asyncio": asyncio_}
 wait = modes[mode]()
-print("ready", os.getpid(), flush=True)
+if mode != "asyncio":  # its loop says so once it runs
+    print("ready", os.getpid(), flush=True)
 while True:
     try:
         wait()
