@@ -29,8 +29,12 @@ def suspended_code(stack):
     loop = _running_loop(asyncio, stack)
     if loop is None:
         return []
+    try:
+        tasks = asyncio.all_tasks(loop)
+    except RuntimeError:  # the loop's thread changed the set of tasks meanwhile: its stack serves
+        return []
     codes = []
-    for task in asyncio.all_tasks(loop):
+    for task in tasks:
         awaiting = task.get_coro()
         while awaiting is not None:
             frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)
