@@ -94,8 +94,10 @@ class SpanBuilder {
             auto& natural = numbers;
             for (auto& [other, padded_numbers] : numbered_) {
                 if (other.first != key.first || other.second == 0) continue;
-                const auto fits = [&](std::int64_t n) {
-                    return std::to_string(n).size() == other.second;
+                // A copy: C++17 lets no lambda capture a structured binding (clang refuses).
+                const auto width = other.second;
+                const auto fits = [width](std::int64_t n) {
+                    return std::to_string(n).size() == width;
                 };
                 for (const auto n : natural) {
                     if (fits(n)) padded_numbers.push_back(n);
