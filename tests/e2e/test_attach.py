@@ -164,9 +164,30 @@ def test_an_attach_that_gives_up_leaves_nothing_running(dpdb, target):
     done = attach(dpdb, program_.pid, "--no-pause", "--timeout", "1")
     assert done.returncode == 1
     assert "did not run Python code within 1s; nothing was started in it" in done.stderr
+    assert request_folders(dpdb) == []
     program_.expect("regex took")
     time.sleep(0.5)
     assert all(p["pid"] != program_.pid for p in dpdb.ls()["processes"])
+    program_.finish()
+
+
+def request_folders(dpdb):
+    """The attach's request folders left in the runtime directory (none once an attach ended)."""
+    runtime = os.path.join(dpdb.env["XDG_RUNTIME_DIR"], "dpdb-%d" % os.getuid())
+    return [name for name in os.listdir(runtime)
+            if name.startswith("attach-") and name != "attach-site"]
+
+
+def test_ctrl_c_while_the_attach_waits_for_the_gil_starts_nothing(dpdb, target):
+    program_ = target("regex")
+    program_.expect("regex start")
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid), "--no-pause")
+    session.expect("waiting for pid %d to run Python code again" % program_.pid)
+    session.sendintr()
+    session.expect("attach interrupted; nothing was started in pid %d" % program_.pid)
+    finish(session, 130)
+    assert request_folders(dpdb) == []
+    program_.expect("regex took")
     program_.finish()
 
 
