@@ -31,7 +31,8 @@ def set_trace(*, header=None):
 
 
 def _set_trace_at(frame, header=None, commands=()):
-    """Pause at `frame`; `commands` run at the prompt first, as lines of a .pdbrc would."""
+    """Pause at `frame`; `commands` run at the prompt first, as lines of a .pdbrc would. Returns
+    the debugger armed (None if none was)."""
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
@@ -44,6 +45,7 @@ def _set_trace_at(frame, header=None, commands=()):
         debugger.message(header)
     debugger.rcLines.extend(commands)
     debugger.set_trace(frame)
+    return debugger
 
 
 def post_mortem(traceback=None, *, header=None):

@@ -13,7 +13,9 @@ def start(sitecustomize_path):
 
     _command_source.register()
     if os.environ.get("DPDB_RUN_INTERACTIVE"):
-        _ctrl_c_pauses()  # first: the terminal's Ctrl-C may come while the link starts
+        from dpdb import _ctrl_c
+
+        _ctrl_c.install()  # first: the terminal's Ctrl-C may come while the link starts
     from dpdb import _process
 
     if _process.hub_configured():
@@ -64,33 +66,6 @@ def report_os_exit():
             real_exit(status)
 
     os._exit = _exit
-
-
-def _ctrl_c_pauses():
-    """Under `dpdb run` in a terminal, Ctrl-C while no prompt is shown pauses the program at its
-    next line (as pdb does while it runs a program) instead of interrupting it. The terminal sends
-    SIGINT to every process of the job: the program's own first process pauses, the processes
-    below it leave the signal alone rather than die of it. A handler the program installs itself
-    takes precedence."""
-    import signal
-
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return
-    if os.environ.get("DPDB_RUN_ID") != str(os.getppid()):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        return
-
-    def pause(signum, frame):
-        import dpdb
-        from dpdb import _console
-
-        if _console.in_a_session():
-            # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or
-            # comes back to a session the user detached from).
-            return
-        dpdb._set_trace_at(frame, "Program interrupted by Ctrl-C. (Use 'c' to resume.)")
-
-    signal.signal(signal.SIGINT, pause)
 
 
 def _chain_sitecustomize(path):

@@ -48,6 +48,12 @@ _running = {}
 
 # Open sessions: session id -> the ident of the paused thread. Changed and read with the GIL held.
 _open = {}
+# How many sessions the main thread opened: whether a Ctrl-C's pause has landed yet.
+_main_thread_opened = 0
+
+
+def main_thread_sessions_opened():
+    return _main_thread_opened
 
 
 def in_a_session():
@@ -92,6 +98,9 @@ class SessionConsole:
         if self.sid is None:
             self.sid = _agent.open_session(json.dumps(info))
             _open[self.sid] = threading.get_ident()
+            if threading.current_thread() is threading.main_thread():
+                global _main_thread_opened
+                _main_thread_opened += 1
             self.attached = False
             self._announce_wait(info)
         else:

@@ -10,8 +10,8 @@ import sys
 import threading
 import traceback
 
-from dpdb import (_agent, _global_breaks, _identity, _logpoints, _pause, _ray, _signals,
-                  _supervisors)
+from dpdb import (_agent, _ctrl_c, _global_breaks, _identity, _logpoints, _pause, _ray,
+                  _signals, _supervisors)
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -26,28 +26,32 @@ except ImportError:  # without the native engine, bdb's own tracing does the wor
 # message, the signal handlers): never a place to stop.
 _OWN_CODE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
-# Set by `q`: this process is no longer debugged, and later breakpoints let it run on.
-_stopped_debugging = threading.Event()
+# Set by `q`: this process is no longer debugged, and later breakpoints let it run on. A plain
+# flag (the GIL orders it), as Ctrl-C's handler reads it: code of threading's would be a place
+# for a pause armed already to stop.
+_stopped_debugging = False
 # What else goes when it stops, and comes back when it is debugged again (the hub's
 # breakpoints, which the control thread keeps): (forget, restore) pairs.
 _followers = []
 
 
 def stopped_debugging():
-    return _stopped_debugging.is_set()
+    return _stopped_debugging
 
 
 def stop_debugging():
     """`q`, or dpdb detach -p: later breakpoint() calls let the process run on, and the hub's
     breakpoints are no longer armed in it."""
-    _stopped_debugging.set()
+    global _stopped_debugging
+    _stopped_debugging = True
     for forget, _ in _followers:
         forget()
 
 
 def resume_debugging():
     """dpdb attach -p of a process that `q` or dpdb detach -p let go: debugged again."""
-    _stopped_debugging.clear()
+    global _stopped_debugging
+    _stopped_debugging = False
     for _, restore in _followers:
         restore()
 
@@ -83,6 +87,7 @@ class Debugger(*_BASES):
         # The exception this session stopped for, and how: "always" (raised), "unhandled".
         self.exception = None
         self.exception_mode = None
+        self._withdrawing = False
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -189,8 +194,8 @@ class Debugger(*_BASES):
         # code copies raise the code watch's audit event, which arms the hub's breakpoints, and
         # what that calls (posixpath, linecache) is nobody's step either; nor is a logpoint's
         # message being made.
-        if (frame.f_code.co_filename.startswith(_OWN_CODE) or _global_breaks.arming_here()
-                or _agent.log_making()):
+        if (self._withdrawing or frame.f_code.co_filename.startswith(_OWN_CODE)
+                or _global_breaks.arming_here() or _agent.log_making()):
             return False
         return super().stop_here(frame)
 
@@ -257,6 +262,15 @@ class Debugger(*_BASES):
         super().set_continue()
         self.console.close("continued")
 
+    def withdraw(self):
+        """Takes back a pause set_trace() armed that has not stopped yet (from a signal handler in
+        the thread it was armed for): the code that runs to do so is no place to stop."""
+        self._withdrawing = True
+        try:
+            self.set_continue()
+        finally:
+            self._withdrawing = False
+
     def post_mortem(self, traceback, exception=None, mode="unhandled"):
         self._post_mortem = True
         self.exception, self.exception_mode = exception, mode
@@ -301,7 +315,8 @@ class Debugger(*_BASES):
         """
         stop_debugging()
         self.clear_all_breaks()
-        self.message("dpdb: no longer debugging process %d; it runs on" % os.getpid())
+        self.message("dpdb: no longer debugging process %d; it runs on%s" % (
+            os.getpid(), " (Ctrl-C in its terminal now goes to it)" if _ctrl_c.pauses() else ""))
         super().set_continue()
         self.console.close("quit: the process runs on without the debugger")
         return 1

@@ -1,0 +1,77 @@
+"""The terminal's Ctrl-C under `dpdb run`.
+
+While no prompt is shown, Ctrl-C pauses the program at its next line (as pdb does while it runs a
+program) instead of interrupting it. It goes to the program as it would without dpdb (Python's
+KeyboardInterrupt, so a loop ends, a server stops) when the user said `q` for the process, or
+when it is pressed again within a short time while the first one's pause has not opened a
+session yet (the main thread waits in C: a sleep, an accept). The terminal sends SIGINT to every
+process of the job: the program's own first process takes it so, the processes below it leave
+the signal alone rather than die of it. A handler the program installs itself takes precedence.
+"""
+
+import os
+import signal
+import sys
+import time
+
+import dpdb
+from dpdb import _console
+
+# A second Ctrl-C within this many seconds of a first one that has not paused yet is the
+# program's.
+SECOND_PRESS_SECONDS = 2.0
+HEADER = ("Program interrupted by Ctrl-C. (Use 'c' to resume; after 'q', Ctrl-C goes to the "
+          "program.)")
+# Said at once: the pause lands at the program's next line, which may be a while away (the main
+# thread waits in C), and until then the terminal would show nothing.
+PRESSED = (b"dpdb: pausing at the program's next line (Ctrl-C again within 2 s goes to the "
+           b"program)\n")
+
+# (monotonic time, main-thread sessions opened then, the debugger armed) of the last Ctrl-C that
+# asked for a pause.
+_last_press = None
+
+
+def pauses():
+    """Whether Ctrl-C pauses this process (rather than going to the program outright)."""
+    return signal.getsignal(signal.SIGINT) is _pause
+
+
+def install():
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    if os.environ.get("DPDB_RUN_ID") != str(os.getppid()):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return
+    signal.signal(signal.SIGINT, _pause)
+
+
+def _pause(signum, frame):
+    # Nothing here may import or call into code outside dpdb's: a first Ctrl-C's pause, armed
+    # already, would stop in it.
+    global _last_press
+    if _console.in_a_session():
+        # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or comes
+        # back to a session the user detached from).
+        return
+    now = time.monotonic()
+    opened = _console.main_thread_sessions_opened()
+    unlanded = (_last_press is not None and now - _last_press[0] < SECOND_PRESS_SECONDS
+                and _last_press[1] == opened)
+    if unlanded:
+        # The first one's pause would stop at the KeyboardInterrupt on its way out.
+        withdraw = getattr(_last_press[2], "withdraw", None)
+        if withdraw is not None:
+            withdraw()
+    debugging = sys.modules.get("dpdb._debugger")  # not loaded yet: nobody said `q`
+    if (debugging is not None and debugging.stopped_debugging()) or unlanded:
+        _last_press = None
+        signal.default_int_handler(signum, frame)
+    # A second press that comes while the first one's handler still arms the pause (handlers
+    # run between bytecodes, this one's too) finds this mark.
+    _last_press = (now, opened, None)
+    _last_press = (now, opened, dpdb._set_trace_at(frame, HEADER))
+    try:
+        os.write(2, PRESSED)
+    except OSError:
+        pass  # no stderr: the pause comes all the same

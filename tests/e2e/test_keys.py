@@ -1,0 +1,75 @@
+"""The terminal's keys under `dpdb run`: Ctrl-C pauses the program; once the user said `q` for
+it, or pressed Ctrl-C twice while the first one's pause has not landed, Ctrl-C is the program's,
+as it would be without dpdb (a loop ends with KeyboardInterrupt, a server stops)."""
+
+import socket
+
+import pexpect
+
+from conftest import PROMPT, finish, program
+
+# A shell's status for a program that died of SIGINT (Python re-raises it after the traceback).
+DIED_OF_SIGINT = 130
+PRESSED = (r"dpdb: pausing at the program's next line \(Ctrl-C again within 2 s goes to the "
+           r"program\)")
+
+
+def ctrl_c_pauses(child):
+    child.sendintr()
+    child.expect(PRESSED)
+    child.expect(r"Program interrupted by Ctrl-C\. \(Use 'c' to resume; after 'q', Ctrl-C goes "
+                 r"to the program\.\)")
+    child.expect(PROMPT)
+
+
+def quit_the_process(child):
+    child.sendline("q")
+    child.expect(r"no longer debugging process \d+; it runs on \(Ctrl-C in its terminal now goes "
+                 r"to it\)")
+    child.expect(r"quit: the process runs on without the debugger")
+
+
+def test_ctrl_c_after_q_ends_a_loop(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "0.02")
+    child.expect("loop started")
+    ctrl_c_pauses(child)
+    child.sendline("p rounds > 0")
+    child.expect("True")
+    child.expect(PROMPT)
+    # Continued: Ctrl-C pauses again (the first one's pause landed: this is no second press).
+    child.sendline("c")
+    dpdb.wait_ls(lambda listing: not listing["sessions"])
+    ctrl_c_pauses(child)
+    quit_the_process(child)
+    child.sendintr()
+    child.expect("loop ended by KeyboardInterrupt")
+    child.expect("KeyboardInterrupt")
+    finish(child, DIED_OF_SIGINT)
+
+
+def test_ctrl_c_after_q_stops_a_server(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_server.py"))
+    child.expect(r"server listening on (\d+)")
+    port = int(child.match.group(1))
+    ctrl_c_pauses(child)
+    quit_the_process(child)
+    # It runs on: it still answers.
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(b"hello\n")
+        assert client.makefile().readline().strip() == "echo hello"
+    child.sendintr()
+    child.expect("server stopped by KeyboardInterrupt")
+    finish(child)
+
+
+def test_second_ctrl_c_while_the_pause_waits_goes_to_the_program(dpdb):
+    # The main thread sleeps in C for a minute: the first Ctrl-C's pause cannot land before.
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "60")
+    child.expect("loop started")
+    child.sendintr()
+    child.expect(PRESSED)  # the first one was taken: the second is a second press
+    child.sendintr()
+    index = child.expect(["loop ended by KeyboardInterrupt", PROMPT])
+    assert index == 0, "the second Ctrl-C paused instead of interrupting"
+    finish(child, DIED_OF_SIGINT)
+    assert "Program interrupted by Ctrl-C" not in child.logfile_read.getvalue()
