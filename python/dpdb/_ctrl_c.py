@@ -32,11 +32,6 @@ PRESSED = (b"dpdb: pausing at the program's next line (Ctrl-C again within 2 s g
 _last_press = None
 
 
-def pauses():
-    """Whether Ctrl-C pauses this process (rather than going to the program outright)."""
-    return signal.getsignal(signal.SIGINT) is _pause
-
-
 def install():
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
@@ -75,3 +70,7 @@ def _pause(signum, frame):
         os.write(2, PRESSED)
     except OSError:
         pass  # no stderr: the pause comes all the same
+
+
+# What `q` adds to its notice in a process whose Ctrl-C this handler has.
+_pause.after_quit = " (Ctrl-C in its terminal now goes to it)"

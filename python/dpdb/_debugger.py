@@ -6,12 +6,13 @@ import contextlib
 import os
 import pdb
 import pprint
+import signal
 import sys
 import threading
 import traceback
 
-from dpdb import (_agent, _ctrl_c, _global_breaks, _identity, _logpoints, _pause, _ray,
-                  _signals, _supervisors)
+from dpdb import (_agent, _global_breaks, _identity, _logpoints, _pause, _ray, _signals,
+                  _supervisors)
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -315,8 +316,9 @@ class Debugger(*_BASES):
         """
         stop_debugging()
         self.clear_all_breaks()
-        self.message("dpdb: no longer debugging process %d; it runs on%s" % (
-            os.getpid(), " (Ctrl-C in its terminal now goes to it)" if _ctrl_c.pauses() else ""))
+        # What Ctrl-C does from now on, if dpdb's handler has it (start-up's, see _ctrl_c).
+        ctrl_c = getattr(signal.getsignal(signal.SIGINT), "after_quit", "")
+        self.message("dpdb: no longer debugging process %d; it runs on%s" % (os.getpid(), ctrl_c))
         super().set_continue()
         self.console.close("quit: the process runs on without the debugger")
         return 1

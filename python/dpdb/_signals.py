@@ -6,12 +6,17 @@ the middle of the debugger's own code — or, if nobody types, never: a supervis
 escalates to SIGKILL without the user being told why. While the main thread is paused, the
 program's Python handlers are set aside: a signal that comes is told at the prompt at once
 (the paused thread wakes a few times a second to notice), and delivered to the program's own
-handler when the thread resumes, as if it had come then.
+handler when the thread resumes, as if it had come then. Each signal's action is saved as the
+kernel has it and put back exactly (`signal.signal()` alone would put Python's C handler in
+place of one the program installed in C); a signal whose handler is C code, not Python's (Python's
+record of it is stale), is not held at all: C handlers run while the thread is paused.
 """
 
 import contextlib
 import signal
 import threading
+
+from dpdb import _agent
 
 # How often a paused main thread wakes to let a held signal be noticed.
 WAKE_SECONDS = 0.25
@@ -62,14 +67,30 @@ def held_while_paused(tell):
         tell("%s arrived: the program's handler runs when the thread resumes (`c`)"
              % _name(number))
 
-    for number in handlers:
+    held = {}
+    for number, handler in handlers.items():
+        saved = _agent.signal_action(number)
         signal.signal(number, hold)
+        if _agent.signal_action_handler(saved) == _handler_now(number):
+            held[number] = (handler, saved)
+        else:  # the program's handler is C code: it stays
+            _put_back(number, handler, saved)
     _holding = True
     try:
         yield
     finally:
         _holding = False
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
+        for number, (handler, saved) in held.items():
+            _put_back(number, handler, saved)
         for number in arrived:
             signal.raise_signal(number)
+
+
+def _handler_now(number):
+    return _agent.signal_action_handler(_agent.signal_action(number))
+
+
+def _put_back(number, handler, saved):
+    """Python's record of the handler, and the kernel's action exactly as it was (flags, mask)."""
+    signal.signal(number, handler)
+    _agent.restore_signal_action(number, saved)

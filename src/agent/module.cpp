@@ -18,6 +18,7 @@
 #include "agent/link.hpp"
 #include "agent/log_budget.hpp"
 #include "agent/own_threads.hpp"
+#include "agent/signal_actions.hpp"
 
 namespace nb = nanobind;
 using dpdb::agent::Link;
@@ -165,6 +166,18 @@ NB_MODULE(_agent, m) {
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
+    // A signal's action as the kernel has it (see signal_actions): saved, put back, compared.
+    m.def("signal_action", [](int signal) {
+        const std::string action = dpdb::agent::signal_action(signal);
+        return nb::bytes(action.data(), action.size());
+    });
+    m.def("restore_signal_action", [](int signal, nb::bytes action) {
+        return dpdb::agent::restore_signal_action(signal,
+                                                  std::string(action.c_str(), action.size()));
+    });
+    m.def("signal_action_handler", [](nb::bytes action) {
+        return dpdb::agent::signal_action_handler(std::string(action.c_str(), action.size()));
+    });
     // KeyboardInterrupt in the thread with this ident at its next bytecode; nothing runs in it
     // now. Returns whether the thread was found.
     m.def("interrupt_thread", [](unsigned long ident) {

@@ -9,7 +9,7 @@ FACE = pathlib.Path(__file__).resolve().parents[2] / "python" / "dpdb"
 
 # A module imports only modules of its own stage or of later ones.
 STAGES = (
-    {"__init__", "_bootstrap", "_attach"},  # start-up
+    {"__init__", "_bootstrap", "_attach", "_ctrl_c"},  # start-up
     {"_process"},                           # the link
     {"_control"},                           # the control thread
     {"_debugger"},                          # pdb, driven through the hub
