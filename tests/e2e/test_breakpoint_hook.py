@@ -25,8 +25,9 @@ def test_breakpoint_reaches_dpdb_past_debugpys_hook(dpdb, listening):
 
 
 def test_breakpoint_in_a_jupyter_kernels_cell(dpdb):
-    """A real kernel (ipykernel, started by jupyter_client as a notebook server does): the cell's
-    breakpoint() opens a session in the kernel's process, in the user's terminal."""
+    """A real kernel (ipykernel, started by jupyter_client as a notebook server does): a cell's
+    breakpoint() opens a session in the kernel's process, in the user's terminal, and so does
+    one in a pool worker the kernel forked."""
     pytest.importorskip("jupyter_client")
     pytest.importorskip("ipykernel")
     child = dpdb.spawn("dpdb", "run", program("jupyter_kernel.py"), timeout=120,
@@ -38,4 +39,12 @@ def test_breakpoint_in_a_jupyter_kernels_cell(dpdb):
     child.expect(PROMPT)
     child.sendline("c")
     child.expect("kernel printed: cell done 42")
+    # The pool worker forked from the kernel inherits the hook.
+    child.expect(r"attached to session \d+: pid \d+ .*in work\(\)")
+    child.expect(PROMPT)
+    child.sendline("p item")
+    child.expect("5")
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect(r"kernel printed: pool done \[15\]")
     finish(child)
