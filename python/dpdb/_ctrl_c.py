@@ -51,8 +51,8 @@ def _pause(signum, frame):
         return
     now = time.monotonic()
     opened = _console.main_thread_sessions_opened()
-    unlanded = (_last_press is not None and now - _last_press[0] < SECOND_PRESS_SECONDS
-                and _last_press[1] == opened)
+    waiting = _last_press is not None and _last_press[1] == opened
+    unlanded = waiting and now - _last_press[0] < SECOND_PRESS_SECONDS
     if unlanded:
         # The first one's pause would stop at the KeyboardInterrupt on its way out.
         withdraw = getattr(_last_press[2], "withdraw", None)
@@ -62,10 +62,15 @@ def _pause(signum, frame):
     if (debugging is not None and debugging.stopped_debugging()) or unlanded:
         _last_press = None
         signal.default_int_handler(signum, frame)
-    # A second press that comes while the first one's handler still arms the pause (handlers
-    # run between bytecodes, this one's too) finds this mark.
-    _last_press = (now, opened, None)
-    _last_press = (now, opened, dpdb._set_trace_at(frame, HEADER))
+    if waiting:
+        # A later press while the pause still waits: it stays armed (arming again would run
+        # code where it stops), and a press soon after this one goes to the program.
+        _last_press = (now, opened, _last_press[2])
+    else:
+        # A second press that comes while this handler still arms the pause (handlers run
+        # between bytecodes, this one's too) finds this mark.
+        _last_press = (now, opened, None)
+        _last_press = (now, opened, dpdb._set_trace_at(frame, HEADER))
     try:
         os.write(2, PRESSED)
     except OSError:

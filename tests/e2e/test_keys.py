@@ -3,13 +3,14 @@ it, or pressed Ctrl-C twice while the first one's pause has not landed, Ctrl-C i
 as it would be without dpdb (a loop ends with KeyboardInterrupt, a server stops)."""
 
 import socket
-
-import pexpect
+import time
 
 from conftest import PROMPT, finish, program
 
 # A shell's status for a program that died of SIGINT (Python re-raises it after the traceback).
 DIED_OF_SIGINT = 130
+# How soon a second Ctrl-C goes to the program (dpdb._ctrl_c.SECOND_PRESS_SECONDS, the README's).
+SECOND_PRESS_SECONDS = 2.0
 PRESSED = (r"dpdb: pausing at the program's next line \(Ctrl-C again within 2 s goes to the "
            r"program\)")
 
@@ -73,3 +74,20 @@ def test_second_ctrl_c_while_the_pause_waits_goes_to_the_program(dpdb):
     assert index == 0, "the second Ctrl-C paused instead of interrupting"
     finish(child, DIED_OF_SIGINT)
     assert "Program interrupted by Ctrl-C" not in child.logfile_read.getvalue()
+
+
+def test_a_later_ctrl_c_while_the_pause_waits_keeps_it_and_a_quick_one_interrupts(dpdb):
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "60")
+    child.expect("loop started")
+    child.sendintr()
+    child.expect(PRESSED)
+    # Past the window for a second press: the pause stays armed, and the window opens again.
+    deadline = time.monotonic() + SECOND_PRESS_SECONDS + 0.5
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+    child.sendintr()
+    child.expect(PRESSED)
+    child.sendintr()
+    index = child.expect(["loop ended by KeyboardInterrupt", PROMPT])
+    assert index == 0, "the third Ctrl-C paused instead of interrupting"
+    finish(child, DIED_OF_SIGINT)
