@@ -105,6 +105,7 @@ class _Control:
                     _console.interrupt(message["sid"])
                 elif kind == "release":
                     self.release()
+                    _agent.send_process("released", "{}")
                 elif kind == "debug":
                     _debugger.resume_debugging()
                 elif kind == "terminate":

@@ -109,24 +109,61 @@ void print_notes(const wire::Json& bp) {
     }
 }
 
-// After `dpdb break`: where the new breakpoint went, once every process has answered (bounded).
+// "; 5 have not answered yet (hostB 5) …": the processes the last list has not reached yet.
+std::string not_answered(const wire::Json& data) {
+    const int waiting = data.value("waiting", 0);
+    if (waiting == 0) return "";
+    std::string hosts;
+    int listed = 0;
+    const auto by_host = data.value("waiting_hosts", wire::Json::object());
+    for (const auto& [host, count] : by_host.items()) {
+        if (++listed > 5) {
+            hosts += ", …";
+            break;
+        }
+        hosts += (hosts.empty() ? "" : ", ") + shown(host) + " " + count.dump();
+    }
+    return "; " + std::to_string(waiting) + (waiting == 1 ? " has" : " have") +
+           " not answered yet" + (hosts.empty() ? "" : " (" + hosts + ")") +
+           ": they get it when they do";
+}
+
+// After `dpdb break`: where the new breakpoint went, once every process has answered (bounded),
+// in one line — armed in how many of how many, pending where its file is not loaded, and who
+// has not answered within the bound.
 void report_standing(const HubTarget& target, std::int64_t id) {
     const auto deadline = std::chrono::steady_clock::now() + kStandingWait;
     wire::Json standing;
+    wire::Json data;
     for (;;) {
         const auto result = ask(target, "break_list", wire::Json::object());
         if (result.type != "result") return;
-        for (const auto& bp : result["data"]["breakpoints"]) {
+        data = result["data"];
+        for (const auto& bp : data["breakpoints"]) {
             if (bp.value("id", std::int64_t{0}) == id) standing = bp;
         }
-        const bool answered = result["data"].value("waiting", 0) == 0;
+        const bool answered = data.value("waiting", 0) == 0;
         if (answered || std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(kStandingPoll);
     }
     if (standing.is_null()) return;
-    const int processes = standing.value("processes", 0);
-    std::printf("  %s\n", processes == 0 ? "pending: armed when a process loads its code"
-                                         : ("armed in " + where_armed(standing)).c_str());
+    const int armed = standing.value("processes", 0);
+    const int pending = standing.value("pending", 0);
+    const int total = data.value("total", armed);
+    std::string line;
+    if (armed == 0) {
+        line = "pending: armed when a process loads its code";
+        if (pending > 0) {
+            line += " (not loaded in the " + std::to_string(pending) + " that answered)";
+        }
+    } else {
+        line = "armed in " + where_armed(standing);
+        if (armed != total) line += " of " + std::to_string(total);
+        if (pending > 0) {
+            line += "; pending in " + std::to_string(pending) + " (its file not loaded there)";
+        }
+    }
+    std::printf("  %s%s\n", line.c_str(), not_answered(data).c_str());
     print_notes(standing);
 }
 

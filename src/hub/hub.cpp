@@ -230,6 +230,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             process->ending = {{"exec", message.str("path")}, {"argv", message["argv"]}};
             return;
         }
+        if (type == "released") {
+            answer_releases(agent->id(),
+                            " runs on without the debugger: breakpoints out, paused threads "
+                            "resumed");
+            return;
+        }
         if (type == "exec_failed") {
             if (process->ending.contains("exec")) process->ending = Json();
             return;
@@ -549,11 +555,20 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
             return reply(client, message, false,
                          "no process " + std::to_string(pid) + " under this hub");
         if (message.type == "release_process") {
+            // Answered once the agent says it is done (or a bound passed): a program the client
+            // lets run on must not meet a breakpoint the release has not taken out yet.
             agent->send(make("release", Json::object()));
-            return reply(client, message, true,
-                         "pid " + std::to_string(pid) +
-                             " runs on without the debugger: breakpoints out, paused threads "
-                             "resumed");
+            auto& waiting = releases_[connection];
+            waiting.push_back({client->id(), message.num("id"), pid});
+            auto timer = std::make_shared<asio::steady_timer>(io_, kReleaseWait);
+            timer->async_wait(
+                [self = shared_from_this(), timer, connection](const asio::error_code&) {
+                    self->answer_releases(connection,
+                                          " runs on without the debugger: breakpoints out, paused "
+                                          "threads resumed as soon as it runs Python (it did not "
+                                          "confirm within 2 s)");
+                });
+            return;
         }
         if (message.type == "terminate_process") {
             agent->send(make("terminate", Json::object()));
@@ -569,6 +584,23 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
         reply(client, message, true,
               "pausing pid " + std::to_string(pid) + " at its next Python line");
+    }
+
+    // Answers every client waiting for the release of the agent on `connection`.
+    void answer_releases(std::uint64_t connection, const std::string& how, bool ok = true) {
+        const auto it = releases_.find(connection);
+        if (it == releases_.end()) return;
+        const auto waiting = std::move(it->second);
+        releases_.erase(it);
+        for (const auto& release : waiting) {
+            if (auto client = this->connection(release.client)) {
+                client->send(
+                    make("result", {{"id", release.request},
+                                    {"ok", ok},
+                                    {"message", "pid " + std::to_string(release.pid) + how},
+                                    {"data", Json::object()}}));
+            }
+        }
     }
 
     void log_request(const ConnectionPtr& client, const Message& message) {
@@ -653,6 +685,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                 publish("process_exit", std::move(ended));
                 stacks_requests_.agent_gone(peer->id(), pid);
                 finish_stacks_requests();
+                answer_releases(peer->id(), " ended before it said it was released", false);
             }
         } else if (peer->role == Role::Client) {
             std::vector<std::int64_t> attached;
@@ -677,6 +710,16 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     }
 
     static constexpr int kListedExits = 200;
+    // How long a release_process waits for the agent to say it is done (a process whose threads
+    // all wait in C code does so at once: the agent's own thread answers).
+    static constexpr auto kReleaseWait = std::chrono::seconds(2);
+
+    struct Release {
+        std::uint64_t client;
+        std::int64_t request;
+        std::int64_t pid;
+    };
+    std::map<std::uint64_t, std::vector<Release>> releases_;  // by the agent's connection
     static constexpr std::int64_t kListedLogs = 100000;
 
     asio::io_context& io_;

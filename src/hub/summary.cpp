@@ -322,23 +322,36 @@ wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoint
                                  std::size_t notes) {
     using wire::Json;
     std::map<std::int64_t, int> armed;
+    std::map<std::int64_t, int> noted;  // processes that said something of it instead
     std::map<std::int64_t, std::map<std::string, int>> said_by;
     int waiting = 0;
+    int answered = 0;
+    std::map<std::string, int> waiting_by_host;
     for (const auto& [connection, process] : registry.processes()) {
-        if (!process.breakpoints_reported) ++waiting;
+        if (!process.breakpoints_reported) {
+            ++waiting;
+            ++waiting_by_host[process.host];
+            continue;
+        }
+        ++answered;
         for (const auto& id : process.resolved_breakpoints) {
             if (id.is_number_integer()) ++armed[id.get<std::int64_t>()];
         }
+        std::set<std::int64_t> noted_here;
         for (const auto& note : process.breakpoint_notes) {
             if (!note.is_object() || !note.value("id", Json()).is_number_integer()) continue;
             const auto& text = note.value("note", Json());
-            if (text.is_string()) ++said_by[note["id"].get<std::int64_t>()][text];
+            const auto id = note["id"].get<std::int64_t>();
+            if (text.is_string()) ++said_by[id][text];
+            if (noted_here.insert(id).second) ++noted[id];
         }
     }
     Json listed = Json::array();
     for (auto& bp : breakpoints) {
         const auto id = bp["id"].get<std::int64_t>();
         bp["processes"] = armed[id];
+        // Answered, and neither armed it nor said why not: its file is not loaded there yet.
+        bp["pending"] = std::max(0, answered - armed[id] - noted[id]);
         Json said = Json::array();
         for (const auto& [text, count] : said_by[id]) {
             if (said.size() == notes) break;
@@ -347,7 +360,12 @@ wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoint
         bp["notes"] = std::move(said);
         listed.push_back(std::move(bp));
     }
-    return {{"breakpoints", std::move(listed)}, {"waiting", waiting}};
+    Json hosts = Json::object();
+    for (const auto& [host, count] : waiting_by_host) hosts[host.empty() ? "?" : host] = count;
+    return {{"breakpoints", std::move(listed)},
+            {"waiting", waiting},
+            {"waiting_hosts", std::move(hosts)},
+            {"total", static_cast<int>(registry.processes().size())}};
 }
 
 }  // namespace dpdb::hub

@@ -84,6 +84,10 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"pause", {{"all_threads", Kind::Bool}}},
         // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).
         {"release", {}},
+        // Agent -> hub: done, nothing of the debugger is armed any more (the hub answers the
+        // client's release_process then, so that the program never runs into a breakpoint that
+        // a detach that said "breakpoints out" left).
+        {"released", {}},
         // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
         {"debug", {}},
         // Release it, then SIGTERM (an IDE's terminate request).
