@@ -12,15 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "invariant.hpp"
 #include "wire/frame.hpp"
 #include "wire/message.hpp"
 
 namespace {
 
-[[noreturn]] void fail(const char* what) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-}
+using dpdb::fuzz::fail;
 
 void check_message(const std::string& payload) {
     dpdb::wire::Message message;

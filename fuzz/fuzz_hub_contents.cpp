@@ -14,6 +14,7 @@
 #include "hub/registry.hpp"
 #include "hub/store.hpp"
 #include "hub/summary.hpp"
+#include "invariant.hpp"
 #include "wire/contents.hpp"
 #include "wire/message.hpp"
 
@@ -23,10 +24,7 @@ using dpdb::wire::Json;
 
 constexpr std::uint64_t kAgent = 1;
 
-[[noreturn]] void fail(const char* what) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-}
+using dpdb::fuzz::fail;
 
 // As hub.cpp routes an agent's message, for the parts that keep or read its contents.
 void route(const dpdb::wire::Message& message, dpdb::hub::Registry& registry,

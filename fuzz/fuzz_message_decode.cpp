@@ -6,16 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "invariant.hpp"
 #include "wire/message.hpp"
 
 namespace {
 
 using dpdb::wire::Json;
 
-[[noreturn]] void fail(const char* what) {
-    std::fprintf(stderr, "invariant broken: %s\n", what);
-    std::abort();
-}
+using dpdb::fuzz::fail;
 
 }  // namespace
 
