@@ -89,19 +89,29 @@ Admission::Admission(Log log, Limits limits)
       counts_(std::make_shared<Counts>()),
       window_start_(Clock::now()) {}
 
-Admission::Slot Admission::admit(const std::string& address, Clock::time_point now) {
+std::optional<Admission::Slot> Admission::admit(const std::string& address, Clock::time_point now) {
     tick(now);
+    bool room = true;
     if (unauthenticated(address) >= limits_.per_address) {
-        evict_oldest(
+        room = evict_oldest(
             address,
             std::to_string(limits_.per_address) + " unauthenticated connections open from it", now);
     } else if (counts_->total >= limits_.total) {
+        const std::string why =
+            std::to_string(limits_.total) + " unauthenticated connections open in all";
         const auto most = std::max_element(
             counts_->by_address.begin(), counts_->by_address.end(),
             [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-        evict_oldest(most->first,
-                     std::to_string(limits_.total) + " unauthenticated connections open in all",
-                     now);
+        room = evict_oldest(most->first, why, now) || evict_oldest("", why, now);
+    }
+    if (!room) {
+        count(refused_, refused_elsewhere_, address,
+              "refusing connections from " + address +
+                  " for now: every place is taken by a "
+                  "connection younger than " +
+                  std::to_string(limits_.grace.count()) + " ms",
+              now);
+        return std::nullopt;
     }
     auto holder = std::make_shared<Holder>();
     holder->counts = counts_;
@@ -113,20 +123,34 @@ Admission::Slot Admission::admit(const std::string& address, Clock::time_point n
     return Slot(std::move(holder));
 }
 
-void Admission::evict_oldest(const std::string& address, const std::string& why,
+bool Admission::evict_oldest(const std::string& address, const std::string& why,
                              Clock::time_point now) {
-    const auto it = counts_->by_address.find(address);
-    if (it == counts_->by_address.end() || it->second.empty()) return;
-    const auto oldest = it->second.front();  // a copy: remove() erases it from the list
-    counts_->remove(*oldest);
-    if (evicted_.size() >= limits_.summarised && evicted_.count(address) == 0) {
-        ++evicted_elsewhere_;
-    } else if (evicted_[address]++ == 0) {
-        note("closing the oldest unauthenticated connections from " + address +
-                 " to make room: " + why,
-             now);
+    std::shared_ptr<Holder> oldest;
+    for (const auto& [from, queue] : counts_->by_address) {
+        if (!address.empty() && from != address) continue;
+        if (!queue.empty() && (!oldest || queue.front()->admitted < oldest->admitted)) {
+            oldest = queue.front();
+        }
     }
+    if (!oldest || now - oldest->admitted < limits_.grace) return false;
+    const std::string from = oldest->address;
+    counts_->remove(*oldest);
+    count(evicted_, evicted_elsewhere_, from,
+          "closing the oldest unauthenticated connections from " + from + " to make room: " + why,
+          now);
     if (auto evict = std::exchange(oldest->evict, nullptr)) evict();
+    return true;
+}
+
+// Counted for the window's summary; the first of an address is told at once (within budget).
+void Admission::count(std::map<std::string, std::size_t>& by_address, std::size_t& elsewhere,
+                      const std::string& address, const std::string& first_line,
+                      Clock::time_point now) {
+    if (by_address.size() >= limits_.summarised && by_address.count(address) == 0) {
+        ++elsewhere;
+    } else if (by_address[address]++ == 0) {
+        note(first_line, now);
+    }
 }
 
 void Admission::failure(const std::string& /*address*/, const std::string& what,
@@ -156,12 +180,22 @@ void Admission::tick(Clock::time_point now) {
              (evicted_elsewhere_ == 1 ? "" : "s") +
              " from other addresses closed to make room in the last " + window);
     }
+    for (const auto& [address, count] : refused_) {
+        log_(thousands(count) + " refused connection" + (count == 1 ? "" : "s") + " from " +
+             address + " in the last " + window);
+    }
+    if (refused_elsewhere_ > 0) {
+        log_(thousands(refused_elsewhere_) + " refused connection" +
+             (refused_elsewhere_ == 1 ? "" : "s") + " from other addresses in the last " + window);
+    }
     if (suppressed_ > 0) {
         log_(thousands(suppressed_) + " more line" + (suppressed_ == 1 ? "" : "s") +
              " about unauthenticated peers left out of the log in the last " + window);
     }
     evicted_.clear();
     evicted_elsewhere_ = 0;
+    refused_.clear();
+    refused_elsewhere_ = 0;
     suppressed_ = 0;
     lines_ = 0;
     window_start_ = now;

@@ -3,13 +3,15 @@
 //
 // A connection holds a Slot from its acceptance until it authenticates; the slot goes back when
 // it is released or destroyed, however the connection ends (closed, reset, timed out, a failed
-// TLS or dpdb handshake). Nobody is refused at the door: when the places are taken, the oldest
-// unauthenticated connection gives its place up (of the newcomer's address when that address is
-// at its cap, else of the address that holds the most). A peer that proves the secret does so
-// within a round trip, so strangers who hold connections open, or fail handshakes from the
-// owner's own address (a shared NAT, `ssh -L`, a port-forward), only ever evict each other; and
-// a storm of agents reconnecting from one address after a hub restart is never turned away.
-// What strangers cause is logged within a budget per window; the rest is counted and summarised.
+// TLS or dpdb handshake). When the places are taken, the oldest unauthenticated connection that
+// has had its grace (2 s: a peer that holds the secret proves it within a round trip) gives its
+// place up — of the newcomer's address when that address is at its cap, else of the address that
+// holds the most, else the oldest anywhere; only when every place is younger than that is the
+// newcomer refused (it retries, as agents and clients do). So strangers who hold connections
+// open, or fail handshakes from the owner's own address (a shared NAT, `ssh -L`, a
+// port-forward), cannot keep the owner out unless they open more than 256 connections every 2 s;
+// and a storm of agents reconnecting from one address after a hub restart goes through 256 at a
+// time. What strangers cause is logged within a budget per window; the rest is summarised.
 #pragma once
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace dpdb::hub {
@@ -33,6 +36,7 @@ class Admission {
         std::chrono::seconds window{60};  // of the log budget and of the summaries
         int lines_per_window = 20;        // log lines about strangers per window
         std::size_t summarised = 20;      // addresses whose evictions are summarised one by one
+        std::chrono::milliseconds grace{2000};  // a place is never taken from a younger one
     };
 
     struct Holder;
@@ -64,8 +68,9 @@ class Admission {
     explicit Admission(Log log);
     Admission(Log log, Limits limits);
 
-    // A slot for a new connection from `address`, evicting the oldest as the class says.
-    Slot admit(const std::string& address, Clock::time_point now = Clock::now());
+    // A slot for a new connection from `address`, evicting the oldest as the class says; none
+    // when every place is younger than its grace (the connection is to be closed at once).
+    std::optional<Slot> admit(const std::string& address, Clock::time_point now = Clock::now());
     // A failure before authentication (a wrong secret, a protocol error, a failed TLS
     // handshake): logged within the budget. It blocks nobody: see the class.
     void failure(const std::string& address, const std::string& what,
@@ -79,13 +84,19 @@ class Admission {
     std::size_t unauthenticated(const std::string& address) const;
 
   private:
-    void evict_oldest(const std::string& address, const std::string& why, Clock::time_point now);
+    // Evicts the oldest connection of `address` (any address, when empty) if it has had its
+    // grace; says whether it did.
+    bool evict_oldest(const std::string& address, const std::string& why, Clock::time_point now);
+    void count(std::map<std::string, std::size_t>& by_address, std::size_t& elsewhere,
+               const std::string& address, const std::string& first_line, Clock::time_point now);
 
     Log log_;
     Limits limits_;
     std::shared_ptr<Counts> counts_;
     std::map<std::string, std::size_t> evicted_;  // this window, by address
     std::size_t evicted_elsewhere_ = 0;           // ... from addresses past `summarised`
+    std::map<std::string, std::size_t> refused_;  // the same for refusals
+    std::size_t refused_elsewhere_ = 0;
     Clock::time_point window_start_;
     int lines_ = 0;               // written this window
     std::size_t suppressed_ = 0;  // not written this window

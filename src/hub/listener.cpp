@@ -108,12 +108,13 @@ void Listener::secure(asio::ip::tcp::socket socket) {
     if (ec) return;  // already gone
     const std::string peer = endpoint.address().to_string();
     auto slot = admission_.admit(peer);
+    if (!slot) return;  // the socket closes as it goes out of scope; the peer retries
     if (options_.insecure) {
         arrival_(std::make_unique<PlainStream<asio::ip::tcp::socket>>(std::move(socket)),
-                 std::move(slot));
+                 std::move(*slot));
         return;
     }
-    auto held = std::make_shared<Admission::Slot>(std::move(slot));
+    auto held = std::make_shared<Admission::Slot>(std::move(*slot));
     auto stream = std::make_shared<std::unique_ptr<TlsStream>>(
         std::make_unique<TlsStream>(std::move(socket), tls_));
     // Evicted during its TLS handshake (see Admission): the handshake fails and it is gone.

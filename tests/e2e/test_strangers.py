@@ -95,8 +95,9 @@ def test_a_thousand_strangers_lock_nobody_out(dpdb, tcp_hub):
 
 def test_connections_held_from_many_addresses_leave_the_owner_served_every_time(dpdb, tcp_hub):
     # 300 connections that never authenticate, from 16 addresses (the owner's among them, as
-    # behind a shared NAT or `ssh -L`): more than the 256 places. Nobody is refused at the door;
-    # the oldest strangers make room, and the owner, who proves the secret at once, is served.
+    # behind a shared NAT or `ssh -L`): more than the 256 places. Once they have had the grace
+    # a connection gets to authenticate (2 s), the oldest make room, and the owner, who proves
+    # the secret at once, is served.
     # Plain TCP connections that never start TLS: each holds its place until the handshake
     # deadline, and 300 of them are made in far less time than that.
     held = []
@@ -105,10 +106,10 @@ def test_connections_held_from_many_addresses_leave_the_owner_served_every_time(
             source = "127.0.0.1" if i % 16 == 0 else "127.0.5.%d" % (i % 16)
             held.append(socket.create_connection(("127.0.0.1", port_of(tcp_hub)), timeout=10,
                                                  source_address=(source, 0)))
+        time.sleep(2.5)  # the strangers' grace (Admission::Limits::grace), not a retry
         for attempt in range(5):
             done = ls(dpdb, tcp_hub)
             assert done.returncode == 0, (attempt, done.stderr)
-        assert "closing the oldest unauthenticated connections from" in tcp_hub.logged()
     finally:
         for conn in held:
             conn.close()
