@@ -75,7 +75,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         });
         std::weak_ptr<HubImpl> weak = shared_from_this();
         connection->start(
-            [weak](const ConnectionPtr& c, Message m) {
+            [weak](const ConnectionPtr& c, const Message& m) {
                 if (auto self = weak.lock()) self->on_message(c, m);
             },
             [weak](const ConnectionPtr& c, const std::string& reason) {

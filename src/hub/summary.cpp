@@ -16,7 +16,7 @@ namespace {
 
 // A paused session is described in full in the summary unless it is larger than this (a huge
 // argv): then shrunk, so that the summary always fits in one frame.
-constexpr std::size_t kSummaryItemBytes = 16 * 1024;
+constexpr std::size_t kSummaryItemBytes = std::size_t{16} * 1024;
 // Tag values and names as the summary repeats them.
 constexpr std::size_t kValueChars = 200;
 
@@ -237,6 +237,7 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
 
     // The largest groups when there are too many, shown by host, tags and state.
     std::vector<Group*> shown;
+    shown.reserve(groups.size());
     for (auto& entry : groups) shown.push_back(&entry.second);
     if (shown.size() > limits.groups) {
         std::stable_sort(shown.begin(), shown.end(), [](const Group* a, const Group* b) {
@@ -294,6 +295,7 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits) {
     }
     std::vector<std::pair<const std::tuple<std::string, std::int64_t, std::string>*, Place>>
         crowded;
+    crowded.reserve(places.size());
     for (const auto& [key, place] : places) crowded.emplace_back(&key, place);
     std::stable_sort(crowded.begin(), crowded.end(), [](const auto& a, const auto& b) {
         return a.second.sessions > b.second.sessions;
