@@ -26,6 +26,15 @@ except ImportError:  # without the native engine, bdb's own tracing does the wor
 # dpdb's own code, which runs in the program's threads (the code watch's audit hook, a logpoint's
 # message, the signal handlers): never a place to stop.
 _OWN_CODE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# Another debugger's code that runs in the program's threads when dpdb's calls into it: debugpy's
+# server (ipykernel loads it) puts its own function in place of sys.settrace, which bdb calls
+# with stepping on (3.9-3.11): its frames are nobody's step either.
+_OTHER_DEBUGGERS = ("debugpy", "pydevd", "_pydevd", "_pydev")
+_DEBUGGERS = _OTHER_DEBUGGERS + ("bdb", "pdb")
+
+
+def _module_of(frame):
+    return str(frame.f_globals.get("__name__", ""))
 
 # Set by `q`: this process is no longer debugged, and later breakpoints let it run on. A plain
 # flag (the GIL orders it), as Ctrl-C's handler reads it: code of threading's would be a place
@@ -198,7 +207,22 @@ class Debugger(*_BASES):
         if (self._withdrawing or frame.f_code.co_filename.startswith(_OWN_CODE)
                 or _global_breaks.arming_here() or _agent.log_making()):
             return False
+        if _module_of(frame).startswith(_OTHER_DEBUGGERS):
+            self._step_over_other_debugger(frame)
+            return False
         return super().stop_here(frame)
+
+    def _step_over_other_debugger(self, frame):
+        # A step that entered another debugger's code (and with it whatever that code calls:
+        # posixpath, linecache) goes on as `next` in the program's frame that called into it.
+        if self.stopframe is not None:
+            return
+        caller = frame.f_back
+        while caller is not None and (caller.f_code.co_filename.startswith(_OWN_CODE)
+                                      or _module_of(caller).startswith(_DEBUGGERS)):
+            caller = caller.f_back
+        if caller is not None:
+            self._set_stopinfo(caller, None)
 
     def dispatch_line(self, frame):
         # A step's stop is decided before bdb looks for breakpoints (it does not, then): the

@@ -173,7 +173,8 @@ def test_the_agent_key_dpdb_hub_writes_lets_processes_join_and_nothing_more(dpdb
     refused = dpdb.run("dpdb", "ls", env=node)
     assert refused.returncode != 0 and "authentication failed" in refused.stderr, refused.stderr
     joined = subprocess.Popen(
-        [sys.executable, "-c", "import time; breakpoint(); time.sleep(60)"],
+        # Before 3.13 breakpoint() stops at the next line: the sleep has a line of its own.
+        [sys.executable, "-c", "import time\nbreakpoint()\ntime.sleep(60)"],
         env=dict(dpdb.env, PYTHONBREAKPOINT="dpdb.set_trace", **node),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
