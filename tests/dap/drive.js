@@ -91,9 +91,17 @@ async function main() {
   assert.strictEqual(set.body.breakpoints.length, 1);
   assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
   // A logpoint: its messages, formatted in the grandchild, come as output.
-  const logged = new Promise((resolve) => dc.on('output', (event) => {
-    if (/^dap-log n=\d+ items=500\n$/.test(event.body.output)) resolve(event.body.output);
-  }));
+  // Bounded, saying what did not come (an unbounded wait here once hung the driver for good).
+  const logged = new Promise((resolve, reject) => {
+    const late = setTimeout(() => reject(new Error('no output event with the logpoint\'s message '
+      + `(dap-log n=… items=500) within ${TIMEOUT} ms`)), TIMEOUT);
+    dc.on('output', (event) => {
+      if (/^dap-log n=\d+ items=500\n$/.test(event.body.output)) {
+        clearTimeout(late);
+        resolve(event.body.output);
+      }
+    });
+  });
   const hits = await dc.setBreakpointsRequest({
     source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' },
       { line: LINE_SECOND, hitCondition: '% 5' },

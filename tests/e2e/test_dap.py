@@ -111,7 +111,7 @@ def driven_after_the_attach(job, scenario, **extra):
 def drive(job, **extra):
     done = subprocess.run([NODE, DRIVER], env=driver_env(job, **extra), capture_output=True,
                           text=True, timeout=180, cwd=job.dpdb.root)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr + job.state()
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
