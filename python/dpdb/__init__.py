@@ -44,6 +44,8 @@ def _set_trace_at(frame, header=None, commands=()):
     if header is not None:
         debugger.message(header)
     debugger.rcLines.extend(commands)
+    if use_hub:
+        debugger.own_frame_to_stop = frame
     debugger.set_trace(frame)
     return debugger
 

@@ -98,6 +98,9 @@ class Debugger(*_BASES):
         self.exception = None
         self.exception_mode = None
         self._withdrawing = False
+        # A frame of dpdb's own that a stop was asked for explicitly (_set_trace_at: the torch
+        # strategy stops in its wrapper, then goes `up`): the one own frame a step may stop in.
+        self.own_frame_to_stop = None
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -204,8 +207,8 @@ class Debugger(*_BASES):
         # code copies raise the code watch's audit event, which arms the hub's breakpoints, and
         # what that calls (posixpath, linecache) is nobody's step either; nor is a logpoint's
         # message being made.
-        if (self._withdrawing or frame.f_code.co_filename.startswith(_OWN_CODE)
-                or _global_breaks.arming_here() or _agent.log_making()):
+        own = frame.f_code.co_filename.startswith(_OWN_CODE) and frame is not self.own_frame_to_stop
+        if self._withdrawing or own or _global_breaks.arming_here() or _agent.log_making():
             return False
         if _module_of(frame).startswith(_OTHER_DEBUGGERS):
             self._step_over_other_debugger(frame)
