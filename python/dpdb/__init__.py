@@ -4,6 +4,7 @@
 `dpdb.post_mortem()` open a pdb session that any dpdb client can attach to through the hub.
 """
 
+import os
 import pdb
 import sys
 
@@ -44,7 +45,7 @@ def _set_trace_at(frame, header=None, commands=()):
     if header is not None:
         debugger.message(header)
     debugger.rcLines.extend(commands)
-    if use_hub:
+    if use_hub and frame.f_code.co_filename.startswith(os.path.dirname(__file__) + os.sep):
         debugger.own_frame_to_stop = frame
     debugger.set_trace(frame)
     return debugger

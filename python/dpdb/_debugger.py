@@ -207,7 +207,11 @@ class Debugger(*_BASES):
         # code copies raise the code watch's audit event, which arms the hub's breakpoints, and
         # what that calls (posixpath, linecache) is nobody's step either; nor is a logpoint's
         # message being made.
-        own = frame.f_code.co_filename.startswith(_OWN_CODE) and frame is not self.own_frame_to_stop
+        own = frame.f_code.co_filename.startswith(_OWN_CODE)
+        if own and frame is self.own_frame_to_stop:
+            # Once: the debugger must not keep a frame alive (nor what its locals hold).
+            self.own_frame_to_stop = None
+            own = False
         if self._withdrawing or own or _global_breaks.arming_here() or _agent.log_making():
             return False
         if _module_of(frame).startswith(_OTHER_DEBUGGERS):
