@@ -28,6 +28,10 @@ _QUEUE = max(1, int(os.environ.get("DPDB_LOG_QUEUE", "1000")))
 _BATCH = 500            # messages a `log_lines` carries at most (well under a frame)
 _GATHER_SECONDS = 0.05  # the sender lets a batch gather this long after it is woken
 _EXIT_WAIT = 1.0        # at exit: how long the queue may hold the process
+# ... and how long a process that has messages but no connection yet waits for one: a worker
+# forked just before its pool was terminated is still making its first, and on a loaded machine
+# that took more than half a second (its messages were lost 1 run in 7).
+_CONNECT_WAIT_AT_END = 3.0
 _TEXT_LIMIT = 4096      # characters of a message (the hub cuts it there too)
 
 
@@ -259,7 +263,7 @@ def flush():
     """At the end of the process: what is queued goes now, within _EXIT_WAIT."""
     if not _queue and not _agent.log_drops_pending():
         return
-    if not _agent.connected() and not _agent.wait_connected(_EXIT_WAIT / 2):
+    if not _agent.connected() and not _agent.wait_connected(_CONNECT_WAIT_AT_END):
         return
     if not _send_lock.acquire(timeout=_EXIT_WAIT):
         return

@@ -157,7 +157,11 @@ def wait_for_messages(dpdb, hub, count):
         found[:] = logs(dpdb, env=hub.env)
         return len(found) >= count
 
-    wait_until(enough, "%d logpoint messages" % count)
+    try:
+        wait_until(enough, "%d logpoint messages" % count)
+    except AssertionError:
+        raise AssertionError("%d logpoint messages did not come; these did: %s"
+                             % (count, sorted(m["text"] for m in found)))
     return found
 
 
