@@ -286,6 +286,13 @@ class Debugger(*_BASES):
         self._sync_breaks()
         return super().clear_break(filename, lineno)
 
+    def clear_bpbynumber(self, arg):
+        # A hub breakpoint is filed whole into the process's list, not through this instance's
+        # index, which bdb prunes here (a KeyError once left a detached process armed and an
+        # IDE's terminate without its SIGTERM).
+        self._sync_breaks()
+        return super().clear_bpbynumber(arg)
+
     def _show_location(self):
         if getattr(self, "stack", None) and 0 <= self.curindex < len(self.stack):
             self.print_stack_entry(self.stack[self.curindex])
