@@ -104,15 +104,19 @@ class _Control:
                 elif kind == "interrupt":
                     _console.interrupt(message["sid"])
                 elif kind == "release":
-                    self.release()
-                    _agent.send_process("released", "{}")
+                    try:
+                        self.release()
+                    finally:  # answered whatever happened: the client is told either way
+                        _agent.send_process("released", "{}")
                 elif kind == "debug":
                     _debugger.resume_debugging()
                 elif kind == "terminate":
                     # An IDE's terminate: the job ends as under a supervisor, by SIGTERM, once
                     # no thread is held paused (a paused main thread would keep the signal).
-                    self.release()
-                    os.kill(os.getpid(), signal.SIGTERM)
+                    try:
+                        self.release()
+                    finally:  # the job ends as asked, even if taking dpdb out failed
+                        os.kill(os.getpid(), signal.SIGTERM)
             except Exception as error:  # the program must never pay for a bug here
                 sys.stderr.write("dpdb: control thread: %r\n" % (error,))
 
