@@ -261,13 +261,15 @@ def _send_forever():
 
 def flush():
     """At the end of the process: what is queued goes now, within _EXIT_WAIT."""
-    if not _queue and not _agent.log_drops_pending():
-        return
-    if not _agent.connected() and not _agent.wait_connected(_CONNECT_WAIT_AT_END):
-        return
+    # The lock first: a batch the sender thread took is still being sent under it, and the
+    # queue looks empty meanwhile (a pool worker ended by SIGTERM lost that batch).
     if not _send_lock.acquire(timeout=_EXIT_WAIT):
         return
     try:
+        if not _queue and not _agent.log_drops_pending():
+            return
+        if not _agent.connected() and not _agent.wait_connected(_CONNECT_WAIT_AT_END):
+            return
         while True:
             batch = _take_batch()
             if not batch:
