@@ -153,11 +153,6 @@ void Admission::count(std::map<std::string, std::size_t>& by_address, std::size_
     }
 }
 
-void Admission::failure(const std::string& /*address*/, const std::string& what,
-                        Clock::time_point now) {
-    note(what, now);
-}
-
 void Admission::note(const std::string& line, Clock::time_point now) {
     tick(now);
     if (lines_ < limits_.lines_per_window) {

@@ -71,11 +71,8 @@ class Admission {
     // A slot for a new connection from `address`, evicting the oldest as the class says; none
     // when every place is younger than its grace (the connection is to be closed at once).
     std::optional<Slot> admit(const std::string& address, Clock::time_point now = Clock::now());
-    // A failure before authentication (a wrong secret, a protocol error, a failed TLS
-    // handshake): logged within the budget. It blocks nobody: see the class.
-    void failure(const std::string& address, const std::string& what,
-                 Clock::time_point now = Clock::now());
-    // A log line about a stranger, within the budget.
+    // A log line about a stranger (a failed handshake, TLS or dpdb's, a protocol error before
+    // authentication), within the budget. It blocks nobody: see the class.
     void note(const std::string& line, Clock::time_point now = Clock::now());
     // Writes the summaries of a window that has ended; the hub calls it from a timer.
     void tick(Clock::time_point now = Clock::now());

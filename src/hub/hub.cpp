@@ -109,11 +109,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         }
     }
 
-    // A peer that fails the handshake: a failure of its address (see Admission).
+    // A peer that fails the handshake: a stranger's line, within its budget (see Admission).
     void refuse(const ConnectionPtr& peer, const std::string& reason) {
-        admission().failure(peer->stream().peer(), "refused connection " +
-                                                       std::to_string(peer->id()) + " from " +
-                                                       peer->stream().peer() + ": " + reason);
+        admission().note("refused connection " + std::to_string(peer->id()) + " from " +
+                         peer->stream().peer() + ": " + reason);
         peer->send(make("refused", {{"reason", reason}}));
         peer->close("refused: " + reason);
     }
@@ -655,12 +654,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
         const std::string dropped = "dropped connection " + std::to_string(peer->id()) + " from " +
                                     peer->stream().peer() + ": " + printable(reason);
         if (!peer->authenticated) {
-            // A protocol error before authentication counts like a failed authentication.
-            if (reason.rfind("malformed input", 0) == 0) {
-                admission().failure(peer->stream().peer(), dropped);
-            } else if (!quiet) {
-                admission().note(dropped);
-            }
+            if (!quiet) admission().note(dropped);  // a stranger's: within its budget
         } else if (!quiet) {
             log(dropped);
         }

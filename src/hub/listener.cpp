@@ -142,8 +142,8 @@ void Listener::secure(asio::ip::tcp::socket socket) {
             if (!failure.empty()) {
                 (*stream)->close();
                 held->release();
-                self->admission_.failure(
-                    peer, "TLS handshake with " + peer + " failed: " + printable(failure));
+                self->admission_.note("TLS handshake with " + peer +
+                                      " failed: " + printable(failure));
                 return;
             }
             self->arrival_(std::move(*stream), std::move(*held));
