@@ -4,7 +4,10 @@
 usage: python bench/programs.py [--runs N] [--engine STRATEGY[,STRATEGY...]] [--programs P,...]
                                 [--configs C,...] [--seconds S] [INTERPRETER[=PYTHONPATH] ...]
 
-The programs are six of the pyperformance suite (richards, deltablue, raytrace, nbody, go, float),
+The programs are bench/kinds.py's (one kind of hot line each: a `while` header, generator
+expressions, a recursive generator and coroutine, comprehensions, a multi-line call, a closure made
+per call...; the hot line is the one marked there, the condition kinds.CONDITIONS') and six of the
+pyperformance suite (richards, deltablue, raytrace, nbody, go, float),
 as issue 13 tried them: their sources come from the pyperformance wheel (PYPERFORMANCE below,
 downloaded with pip into build/bench-cache once, then reused), each program's
 data-files/benchmarks/bm_<name>/run_benchmark.py imported as a module and its workload function
@@ -27,11 +30,16 @@ workload), each paired with a bare run (no debugger) of the same size in the sam
 
   pdb_cond    pdb.Pdb, a breakpoint on the hottest line with the condition
   dpdb_cond   NativeEngineMixin + pdb.Pdb (DPDB_ENGINE=native, or --engine), the same breakpoint
+  dpdb_log    the same breakpoint made a logpoint (the engine's mark of one), so never due
+  dpdb_ignore the same line, a breakpoint without condition ignored for the whole run
+  dpdb_unreached  a breakpoint on a line of the file that never runs (in the hot line's code
+              object where one such is there): what an armed breakpoint costs where it is not hit
   line_event  3.12+, no debugger: a sys.monitoring LINE event on the hottest line alone, given to
               a builtin that does nothing: the interpreter's own floor for any debugger that
               hooks the line by events (not in the default rows)
 
-once with the condition `0 > 1` and once with the variable's condition. Each debugger stops
+once with the condition `0 > 1` and once with the variable's condition (dpdb_ignore,
+dpdb_unreached and line_event once). Each debugger stops
 once right after set_trace() and continues at once, as a user typing 'c' would. The table shows
 the median ratio over N rounds. pdb runs 1/overhead.PDB_REDUCTION of the size (else minutes per
 run), marked *: its ratio is against a bare run of that reduced size. A child whose debugger
@@ -56,12 +64,16 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import overhead  # noqa: E402  (bench/ is not a package)
+import kinds  # noqa: E402  (bench/ is not a package)
+import overhead  # noqa: E402
 
 PYPERFORMANCE = "1.11.0"
 CACHE = os.path.join(os.path.dirname(HERE), "build", "bench-cache")
-CONFIGS = ["pdb_cond", "dpdb_cond", "line_event"]
+CONFIGS = ["pdb_cond", "dpdb_cond", "dpdb_log", "dpdb_ignore", "dpdb_unreached", "line_event"]
+# Rows measured once per program, not once per condition.
+UNCONDITIONAL = ("dpdb_ignore", "dpdb_unreached", "line_event")
 NEVER = "0 > 1"
+IGNORE = 10 ** 9
 
 
 def go_games(module, size):
@@ -79,6 +91,8 @@ PROGRAMS = {
     "go": (go_games, 20),
     "float": (lambda module, size: module.benchmark(size), 20000),  # points
 }
+PROGRAMS.update({name: (lambda module, size, name=name: module.PROGRAMS[name](size), 1)
+                 for name in kinds.PROGRAMS})
 
 
 def sources(cache=CACHE):
@@ -102,6 +116,8 @@ def sources(cache=CACHE):
 
 def load(benchmarks, name):
     """The program's module, imported as a module (its `__main__` part, pyperf's runner, not run)."""
+    if name in kinds.PROGRAMS:
+        return kinds
     stand_in = types.ModuleType("pyperf", "stand-in: perf_counter only (see bench/programs.py)")
     stand_in.perf_counter = time.perf_counter
     sys.modules["pyperf"] = stand_in
@@ -189,8 +205,22 @@ def condition_on(module, name, line, statement):
     return None
 
 
+def unreached_line(module, statements, counts, hot):
+    """A statement of the file's functions that never ran, in the hot line's code if it has one."""
+    hot_codes = codes_of_line(module, hot)
+    cold = []
+    for line in sorted(set(statements) - set(counts)):
+        try:
+            codes = codes_of_line(module, line)
+        except SystemExit:
+            continue  # module level
+        cold.append((not any(code in hot_codes for code in codes), line))
+    return min(cold)[1] if cold else kinds.unreached_line()
+
+
 def profile(benchmarks, name):
-    """The hottest line of the program's file and a realistic never-true condition there."""
+    """The hottest line of the program's file (bench/kinds.py: the line marked hot), a realistic
+    never-true condition there and a line never reached."""
     module = load(benchmarks, name)
     size = PROGRAMS[name][1]
     counts = collections.Counter()
@@ -204,24 +234,32 @@ def profile(benchmarks, name):
     with open(module.__file__) as f:
         text = f.read()
     statements = statement_lines(ast.parse(text))
-    line, hits = max(((line, hits) for line, hits in counts.items() if line in statements),
-                     key=lambda item: (item[1], -item[0]))
-    return {"line": line, "text": text.splitlines()[line - 1].strip(), "hits": hits,
-            "share": hits / sum(counts.values()),
-            "condition": condition_on(module, name, line, statements[line])}
+    if name in kinds.PROGRAMS:
+        line = kinds.hot_line(name)
+        condition = kinds.CONDITIONS[name]
+    else:
+        line = max((line for line in counts if line in statements),
+                   key=lambda at: (counts[at], -at))
+        condition = condition_on(module, name, line, statements[line])
+    return {"line": line, "text": text.splitlines()[line - 1].strip(), "hits": counts[line],
+            "share": counts[line] / sum(counts.values()), "condition": condition,
+            "unreached": unreached_line(module, statements, counts, line)}
 
 
-def code_of_line(module, line):
-    """The code object of the module's functions whose instructions include `line`."""
+def codes_of_line(module, line):
+    """The code objects of the module's functions whose instructions include `line`."""
+    found = []
     todo = [value.__code__ for value in vars(module).values() if hasattr(value, "__code__")]
     todo += [method.__code__ for cls in vars(module).values() if isinstance(cls, type)
              for method in vars(cls).values() if hasattr(method, "__code__")]
     while todo:
         code = todo.pop()
-        if any(at == line for _, _, at in code.co_lines()):
-            return code
+        if any(at == line for _, _, at in code.co_lines()) and code not in found:
+            found.append(code)
         todo.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
-    raise SystemExit("no function of %s runs line %d" % (module.__file__, line))
+    if not found:
+        raise SystemExit("no function of %s runs line %d" % (module.__file__, line))
+    return found
 
 
 def line_event_only(module, name, line):
@@ -235,12 +273,13 @@ def line_event_only(module, name, line):
     monitoring.register_callback(
         tool, monitoring.events.LINE,
         lambda code, at: None if at == line else monitoring.DISABLE)
-    monitoring.set_local_events(tool, code_of_line(module, line), monitoring.events.LINE)
+    for code in codes_of_line(module, line):  # a comprehension's line runs in two
+        monitoring.set_local_events(tool, code, monitoring.events.LINE)
     PROGRAMS[name][0](module, PROGRAMS[name][1])  # every other line answers DISABLE once
     monitoring.register_callback(tool, monitoring.events.LINE, operator.is_)
 
 
-def child(config, benchmarks, name, size, line, condition):
+def child(config, benchmarks, name, size, line, condition, unreached):
     module = load(benchmarks, name)
     stops = []
     if config == "line_event":
@@ -256,9 +295,17 @@ def child(config, benchmarks, name, size, line, condition):
         # set_trace() stops once; every stop continues at once, as a user typing 'c'.
         dbg = type("AutoContinue", bases, {
             "interaction": lambda self, frame, tb: (stops.append(1), self.set_continue())})()
+        if config.endswith("unreached"):
+            line, condition = unreached, None
         error = dbg.set_break(module.__file__, line, cond=condition)
         if error:
             raise SystemExit("%s:%d: %s" % (module.__file__, line, error))
+        if config.endswith("log"):
+            # What makes a breakpoint a logpoint to the engine (python/dpdb/_logpoints.py's
+            # template); its condition is never true, so no message is due and none is made.
+            dbg.get_breaks(module.__file__, line)[0].dpdb_log = "not due"
+        if config.endswith("ignore"):
+            dbg.get_breaks(module.__file__, line)[0].ignore = IGNORE
         dbg.set_trace()
     start = time.process_time()
     PROGRAMS[name][0](module, size)
@@ -270,6 +317,8 @@ def child(config, benchmarks, name, size, line, condition):
         # before any pdb command; an empty line is one that does nothing else.
         dbg.onecmd("")
         hits = dbg.get_breaks(module.__file__, line)[0].hits
+        if config.endswith("unreached"):
+            hits = not hits  # true when never reached, as the check in Program.seconds wants
     print(json.dumps({"seconds": elapsed, "stops": len(stops), "hits": hits}))
 
 
@@ -295,7 +344,7 @@ class Program:
     def seconds(self, config, size, condition=None, engine=None):
         result = run_child(self.python, self.pythonpath, [
             "--child", config, self.benchmarks, self.name, size, self.hot["line"],
-            condition or ""], engine)
+            condition or "", self.hot["unreached"]], engine)
         if config not in ("bare", "line_event") and (result["stops"] != 1 or not result["hits"]):
             raise RuntimeError("%s %s on line %d, %r: %d stops, %s hits (want 1 stop, hits)" % (
                 self.name, config, self.hot["line"], condition, result["stops"],
@@ -334,11 +383,11 @@ def measure(python, pythonpath, benchmarks, args, hottest, rows):
         full = program.calibrate(args.seconds)
         for index, (suffix, condition) in enumerate(conditions_of(hottest[name])):
             for label, config, engine in rows:
-                if config == "line_event" and index:
+                if config in UNCONDITIONAL and index:
                     continue  # no condition there
                 reduced = config.startswith("pdb")
                 size = max(PROGRAMS[name][1], full // overhead.PDB_REDUCTION) if reduced else full
-                key = (label if config == "line_event" else "%s, %s" % (label, suffix)), name
+                key = (label if config in UNCONDITIONAL else "%s, %s" % (label, suffix)), name
                 cells[key] = (program.ratio(args.runs, config, size, condition, engine), reduced)
                 print("  %s %-9s %-28s %6.2fx" % (version, name, key[0], cells[key][0]),
                       file=sys.stderr)
@@ -347,8 +396,8 @@ def measure(python, pythonpath, benchmarks, args, hottest, rows):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        config, benchmarks, name, size, line, condition = sys.argv[2:8]
-        child(config, benchmarks, name, int(size), int(line), condition or None)
+        config, benchmarks, name, size, line, condition, unreached = sys.argv[2:9]
+        child(config, benchmarks, name, int(size), int(line), condition or None, int(unreached))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--profile":
         print(json.dumps(profile(sys.argv[2], sys.argv[3])))
@@ -372,9 +421,9 @@ def main():
     hottest = {}
     for name in args.programs:
         hottest[name] = hot = run_child(first, first_path, ["--profile", benchmarks, name])
-        print("%s: line %d (%.0f%% of the file's line events): %s; condition %s" % (
-            name, hot["line"], 100 * hot["share"], hot["text"], hot["condition"]),
-            file=sys.stderr)
+        print("%s: line %d (%.0f%% of the file's line events): %s; condition %s; unreached %d" % (
+            name, hot["line"], 100 * hot["share"], hot["text"], hot["condition"],
+            hot["unreached"]), file=sys.stderr)
     rows = overhead.rows_of(args.configs, args.engine.split(","))
     results = []
     for spec in args.interpreters:
