@@ -1,4 +1,4 @@
-#include "cli/dap_adapter.hpp"
+#include "dap/adapter.hpp"
 
 #include <unistd.h>
 
@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "cli/dap_json.hpp"
 #include "cli/hub_locator.hpp"
+#include "dap/json.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 namespace {
 
 using wire::Json;
@@ -173,14 +173,14 @@ void Adapter::attach(const Json& request) {
         const auto remote = text(mapping, "remoteRoot");
         if (!local.empty() && !remote.empty()) path_mappings_.emplace_back(local, remote);
     }
-    const auto targets = locate_hubs(text(args, "hub", hub_option_));
+    const auto targets = cli::locate_hubs(text(args, "hub", hub_option_));
     if (targets.size() > 1) {
         return fail(request,
                     "several hubs are running: name one with \"hub\" in the attach "
                     "configuration, --hub or DPDB_HUB (`dpdb ls` shows them)");
     }
     auto channel = std::make_unique<wire::Channel>();
-    connect_client(*channel, targets.front());
+    cli::connect_client(*channel, targets.front());
     channel_ = std::move(channel);
     channel_->send(wire::make("subscribe"));
     list_id_ = next_id_++;
@@ -346,4 +346,4 @@ std::string Adapter::to_local(const std::string& path) const {
     return path;
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

@@ -18,7 +18,7 @@
 
 #include "wire/channel.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 
 class Adapter {
   public:
@@ -154,4 +154,4 @@ class Adapter {
     bool job_ended_ = false;
 };
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

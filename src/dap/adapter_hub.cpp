@@ -1,9 +1,9 @@
 // The hub's side of `dpdb dap`: its events and console traffic become the IDE's threads, stops
 // and output; its answers go to the IDE's requests that wait for them.
-#include "cli/dap_adapter.hpp"
-#include "cli/dap_json.hpp"
+#include "dap/adapter.hpp"
+#include "dap/json.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 namespace {
 
 using wire::Json;
@@ -231,4 +231,4 @@ Adapter::Thread* Adapter::by_session(std::int64_t sid) {
     return nullptr;
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

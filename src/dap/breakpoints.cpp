@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "cli/dap_adapter.hpp"
-#include "cli/dap_json.hpp"
+#include "dap/adapter.hpp"
+#include "dap/json.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 namespace {
 
 using wire::Json;
@@ -153,4 +153,4 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
     }
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

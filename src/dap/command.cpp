@@ -15,8 +15,8 @@
 #include <variant>
 
 #include "cli/commands.hpp"
-#include "cli/dap_adapter.hpp"
-#include "cli/dap_framing.hpp"
+#include "dap/adapter.hpp"
+#include "dap/framing.hpp"
 
 namespace dpdb::cli {
 namespace {

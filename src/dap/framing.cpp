@@ -1,8 +1,8 @@
-#include "cli/dap_framing.hpp"
+#include "dap/framing.hpp"
 
 #include <cctype>
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 namespace {
 
 std::string lowered(std::string text) {
@@ -65,4 +65,4 @@ std::string encode_frame(const wire::Json& message) {
     return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

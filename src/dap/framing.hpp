@@ -8,7 +8,7 @@
 
 #include "wire/message.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 
 // What the reader found: a message's body, a header it could not read (skipped, so the next
 // message is read again), or nothing complete yet.
@@ -40,4 +40,4 @@ class FrameReader {
 
 std::string encode_frame(const wire::Json& message);
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

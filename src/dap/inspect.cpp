@@ -7,10 +7,10 @@
 #include <map>
 #include <utility>
 
-#include "cli/dap_adapter.hpp"
-#include "cli/dap_json.hpp"
+#include "dap/adapter.hpp"
+#include "dap/json.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 
 using wire::Json;
 
@@ -232,4 +232,4 @@ void Adapter::source(const Json& request) {
                        it->second.second + " from");
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

@@ -8,7 +8,7 @@
 
 #include "wire/message.hpp"
 
-namespace dpdb::cli::dap {
+namespace dpdb::dap {
 
 // A request the adapter cannot serve as asked: its text is the error response's message.
 struct RequestError : std::runtime_error {
@@ -48,4 +48,4 @@ inline std::string basename(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-}  // namespace dpdb::cli::dap
+}  // namespace dpdb::dap

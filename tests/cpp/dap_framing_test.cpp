@@ -1,15 +1,15 @@
-#include "cli/dap_framing.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <variant>
 
-using dpdb::cli::dap::BadHeader;
-using dpdb::cli::dap::Body;
-using dpdb::cli::dap::encode_frame;
-using dpdb::cli::dap::FrameReader;
-using dpdb::cli::dap::Incomplete;
+#include "dap/framing.hpp"
+
+using dpdb::dap::BadHeader;
+using dpdb::dap::Body;
+using dpdb::dap::encode_frame;
+using dpdb::dap::FrameReader;
+using dpdb::dap::Incomplete;
 
 TEST(DapFraming, ReadsMessagesFedInPiecesOfAnySize) {
     const std::string stream = encode_frame({{"seq", 1}}) + encode_frame({{"seq", 2}});
