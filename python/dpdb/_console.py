@@ -12,32 +12,40 @@ from dpdb import _agent, _identity, _signals
 _FLUSH_BYTES = 16 * 1024
 _PIECE_CHARACTERS = 64 * 1024
 _FLUSH_SECONDS = 0.05
+_HUB_CHECK_SECONDS = 0.5
 
 
 class WaitPolicy:
-    """What a paused thread does while nobody is attached: DPDB_WAIT is `forever` (the default),
-    `N` or `continue:N` (continue after N seconds), or `exit:N` (exit the process after N)."""
+    """What a paused thread does while nobody is attached: DPDB_WAIT is `hub:N` (the default,
+    N = 60: as long as it takes once a hub has the session; while no hub is connected, N seconds
+    for one, then continue: the job never waits on the debugger), `forever`, `N` or `continue:N`
+    (continue after N seconds), or `exit:N` (exit the process after N)."""
+
+    DEFAULT = "hub:60"
 
     def __init__(self, text):
-        action, _, seconds = (text or "forever").partition(":")
+        action, _, seconds = (text or self.DEFAULT).partition(":")
         if not seconds and action.replace(".", "", 1).isdigit():
             action, seconds = "continue", action
-        if action not in ("forever", "continue", "exit") or (action != "forever" and not seconds):
-            raise ValueError("DPDB_WAIT=%r is not forever, N, continue:N or exit:N" % text)
+        if (action not in ("forever", "continue", "exit", "hub")
+                or (action != "forever" and not seconds.replace(".", "", 1).isdigit())):
+            raise ValueError("DPDB_WAIT=%r is not hub:N, forever, N, continue:N or exit:N" % text)
         self.action = action
         self.seconds = float(seconds) if seconds else None
 
     @classmethod
     def from_environment(cls):
         try:
-            return cls(os.environ.get("DPDB_WAIT", "forever"))
+            return cls(os.environ.get("DPDB_WAIT", cls.DEFAULT))
         except ValueError as error:
-            sys.stderr.write("dpdb: %s; waiting forever\n" % error)
-            return cls("forever")
+            sys.stderr.write("dpdb: %s; using %s\n" % (error, cls.DEFAULT))
+            return cls(cls.DEFAULT)
 
     def describe(self):
         if self.action == "forever":
             return "as long as it takes"
+        if self.action == "hub":
+            return "%gs for a hub, then continues" % self.seconds
         return "%gs, then %s" % (self.seconds, "continues" if self.action == "continue" else "exits")
 
 
@@ -90,6 +98,7 @@ class SessionConsole:
         self._pending_size = 0
         self._pending_since = None
         self._policy = WaitPolicy.from_environment()
+        self._hub_has_had_it = False  # DPDB_WAIT=hub:N: a hub was connected while it was open
 
     # --- session life ---------------------------------------------------------------------
 
@@ -102,6 +111,7 @@ class SessionConsole:
                 global _main_thread_opened
                 _main_thread_opened += 1
             self.attached = False
+            self._hub_has_had_it = False
             self._announce_wait(info)
         else:
             _agent.update_session(self.sid, json.dumps(info))
@@ -235,14 +245,27 @@ class SessionConsole:
                 continue
 
     def _deadline(self):
-        if self._policy.seconds is None:
+        if self._policy.seconds is None or self._hub_has_session():
             return None
         return time.monotonic() + self._policy.seconds
+
+    def _hub_has_session(self):
+        """DPDB_WAIT=hub:N: once a hub has had the session, it waits for a client as long as it
+        takes, through hub restarts and network cuts too."""
+        if self._policy.action != "hub":
+            return False
+        if not self._hub_has_had_it and _agent.connected():
+            self._hub_has_had_it = True
+        return self._hub_has_had_it
 
     def _next_event(self, deadline):
         # A paused main thread wakes now and then: the signals it holds are noticed in between.
         wake = _signals.WAKE_SECONDS if _signals.holding() else None
+        if self._policy.action == "hub":  # and one waiting for a hub notices it come
+            wake = min(wake or _HUB_CHECK_SECONDS, _HUB_CHECK_SECONDS)
         while True:
+            if deadline is not None and self._hub_has_session():
+                deadline = None
             if deadline is None:
                 event = _agent.wait(self.sid, wake)
             else:
@@ -254,9 +277,9 @@ class SessionConsole:
                 return event
 
     def _give_up(self, prompt):
-        sys.stderr.write("dpdb: pid %d: no client attached within %gs (DPDB_WAIT); %s\n" % (
-            os.getpid(), self._policy.seconds,
-            "exiting" if self._policy.action == "exit" else "continuing"))
+        sys.stderr.write("dpdb: pid %d: no %s within %gs (DPDB_WAIT); %s\n" % (
+            os.getpid(), "hub connected" if self._policy.action == "hub" else "client attached",
+            self._policy.seconds, "exiting" if self._policy.action == "exit" else "continuing"))
         sys.stderr.flush()
         if self._policy.action == "exit":
             os._exit(1)

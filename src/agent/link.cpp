@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -380,6 +381,9 @@ void Link::run_io(std::uint64_t generation) {
         return generation_ == generation;
     };
     auto backoff = std::chrono::milliseconds(kFirstBackoff);
+    // The processes of a job lose the hub together: each waits between half its backoff and all
+    // of it, so that they do not all dial again in step.
+    std::minstd_rand random(std::random_device{}());
     while (current()) {
         if (!connect_once()) {
             {
@@ -387,7 +391,8 @@ void Link::run_io(std::uint64_t generation) {
                 attempted_ = true;
                 changed_.notify_all();
             }
-            std::this_thread::sleep_for(backoff);
+            std::uniform_int_distribution<long> spread(backoff.count() / 2, backoff.count());
+            std::this_thread::sleep_for(std::chrono::milliseconds(spread(random)));
             backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
             continue;
         }

@@ -2,6 +2,7 @@
 // hosts a private hub (or joins DPDB_HUB), and follows the sessions on this terminal.
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,16 +10,20 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/embedded_hub.hpp"
+#include "cli/hub_dialer.hpp"
 #include "cli/hub_locator.hpp"
 #include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
@@ -124,6 +129,39 @@ void forward_signals_to(pid_t program) {
     sigaction(SIGINT, &action, &g_console_sigint);
 }
 
+// How long the program's start waits for a joined hub's answer at most: a hub that is up answers
+// within milliseconds; one behind a cut network may leave a connect hanging for minutes.
+constexpr auto kFirstDialWait = std::chrono::seconds(2);
+constexpr int kDialTickMs = 100;
+
+// What the program wrote since, copied to the terminal as it is (no console is showing notices).
+void copy_program_output(ProgramTerminal* terminal) {
+    if (terminal == nullptr || terminal->fd() < 0) return;
+    const std::string text = terminal->read_available();
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t wrote = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+        if (wrote <= 0 && errno != EINTR) return;
+        if (wrote > 0) done += static_cast<std::size_t>(wrote);
+    }
+}
+
+// Until the hub answers (its channel) or the program ends (nothing), copying the program's
+// output meanwhile.
+std::unique_ptr<wire::Channel> dial_while_running(HubDialer& dialer, ProgramWatch& program,
+                                                  ProgramTerminal* terminal) {
+    while (program.running()) {
+        if (terminal != nullptr && terminal->fd() >= 0) {
+            pollfd fd = {terminal->fd(), POLLIN, 0};
+            if (::poll(&fd, 1, kDialTickMs) > 0) copy_program_output(terminal);
+            if (dialer.wait(std::chrono::milliseconds(0))) return dialer.take_channel();
+        } else if (dialer.wait(std::chrono::milliseconds(kDialTickMs))) {
+            return dialer.take_channel();
+        }
+    }
+    copy_program_output(terminal);
+    return nullptr;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -137,13 +175,32 @@ int run_command(const RunOptions& options) {
     const std::string dir = runtime_dir();
 
     std::unique_ptr<EmbeddedHub> embedded;
+    std::unique_ptr<HubDialer> dialer;
     HubTarget target;
     std::string joined = options.hub;
     if (joined.empty()) {
         if (const char* env = std::getenv("DPDB_HUB"); env != nullptr) joined = env;
     }
     if (!joined.empty()) {
-        target = locate_hubs(joined).front();
+        target.address = HubAddress::parse(joined);  // a bad address is the user's to fix now
+        dialer = std::make_unique<HubDialer>(joined);
+        if (dialer->wait_first_attempt(kFirstDialWait)) {
+            target = dialer->target();
+        } else {
+            // The job never waits on the debugger: a hub that is down, restarting or cut off
+            // is dialled on in the background, and the program's agents dial it themselves.
+            std::string why = dialer->last_failure();
+            if (why.empty()) why = "no answer from the hub at " + joined + " yet";
+            std::fprintf(stderr,
+                         "dpdb: %s; the program runs, and is debuggable once the hub answers\n",
+                         why.c_str());
+            try {
+                target.secret = secret_for(target.address);
+            } catch (const std::exception&) {
+                // Not readable yet (a Unix-socket hub writes its token file when it starts):
+                // the agents read it themselves at every attempt, as without `dpdb run`.
+            }
+        }
     } else {
         const std::string program =
             options.module.empty() ? options.args.front() : "-m " + options.module;
@@ -167,9 +224,11 @@ int run_command(const RunOptions& options) {
     // The program's processes get the agent key, never the secret: whoever reads a process's
     // environment (a child running as another user can be read by that user) may pose as a
     // debugged process, but not attach to one (wire/auth.hpp).
-    ::setenv("DPDB_AGENT_KEY", wire::agent_key(target.secret).c_str(), 1);
-    ::unsetenv("DPDB_TOKEN");
-    ::unsetenv("DPDB_TOKEN_FILE");
+    if (!target.secret.empty()) {
+        ::setenv("DPDB_AGENT_KEY", wire::agent_key(target.secret).c_str(), 1);
+        ::unsetenv("DPDB_TOKEN");
+        ::unsetenv("DPDB_TOKEN_FILE");
+    }
     ::setenv("DPDB_RUN_ID", run_id.c_str(), 1);
     ::setenv("PYTHONBREAKPOINT", "dpdb.set_trace", 1);
     if (options.post_mortem) ::setenv("DPDB_POST_MORTEM", "1", 1);
@@ -186,9 +245,12 @@ int run_command(const RunOptions& options) {
     if (!options.module.empty()) argv.insert(argv.end(), {"-m", options.module});
     argv.insert(argv.end(), options.args.begin(), options.args.end());
 
-    wire::Channel channel;
-    connect_client(channel, target);
-    if (embedded) keep_from_program(embedded->socket_path());
+    std::unique_ptr<wire::Channel> channel;
+    if (embedded) {
+        channel = std::make_unique<wire::Channel>();
+        connect_client(*channel, target);
+        keep_from_program(embedded->socket_path());
+    }
     const auto terminal = ProgramTerminal::open_if_wanted();
     ProgramWatch program{start_program(argv, terminal.get()), std::nullopt};
     // Ctrl-C while the program runs is for the program (it shares our process group); at the
@@ -202,16 +264,30 @@ int run_command(const RunOptions& options) {
     console_options.program_running = [&program] { return program.running(); };
     console_options.program_pid = program.pid;
     console_options.program_terminal = terminal.get();
-    Console console(channel, console_options);
     forward_signals_to(program.pid);
     // The console ends early if it lost the hub or its terminal; the program runs on regardless
     // (its sessions wait for a client, or for the hub to come back), and so does the embedded
-    // hub; the program's exit status is what `dpdb run` returns.
-    if (console.run() != 0 && program.running()) {
-        std::fprintf(stderr, "dpdb: the program runs on; its breakpoints wait for the hub\n");
+    // hub. A joined hub is dialled again meanwhile: the console carries on once it answers.
+    // The program's exit status is what `dpdb run` returns.
+    for (;;) {
+        if (!channel) channel = dial_while_running(*dialer, program, terminal.get());
+        if (!channel) break;
+        Console console(*channel, console_options);
+        forward_signals_to(program.pid);  // keeps the console's handler for the terminal's Ctrl-C
+        const bool lost = console.run() != 0 && program.running();
+        if (!lost || console.hung_up() || !dialer) {
+            if (lost) {
+                std::fprintf(stderr,
+                             "dpdb: the program runs on; its breakpoints wait for the hub\n");
+            }
+            console.relay_until_program_ends();
+            break;
+        }
+        std::fprintf(stderr,
+                     "dpdb: the program runs on; the console carries on once the hub answers\n");
+        channel.reset();
+        dialer = std::make_unique<HubDialer>(joined);
     }
-
-    console.relay_until_program_ends();
     while (program.running()) ::usleep(50 * 1000);
     remove_run_folder(boot_dir);
     if (embedded) ::unlink((dir + "/run-" + run_id + ".log").c_str());
