@@ -133,6 +133,9 @@ void Adapter::request(const Json& request) {
 }
 
 void Adapter::initialize(const Json& request) {
+    const auto& args = arguments(request);
+    const auto starts = args.find("supportsStartDebuggingRequest");
+    ide_starts_children_ = starts != args.end() && starts->is_boolean() && starts->get<bool>();
     // Only what works (docs/ide.md says what each does underneath).
     respond(request,
             {{"supportsConfigurationDoneRequest", true},
@@ -167,6 +170,12 @@ void Adapter::initialize(const Json& request) {
 void Adapter::attach(const Json& request) {
     if (channel_) return fail(request, "already attached");
     const auto& args = arguments(request);
+    attach_arguments_ = args;
+    if (args.contains("pid")) {
+        only_pid_ = number(args, "pid");
+        if (only_pid_ <= 0) return fail(request, "\"pid\" names a process: a positive number");
+    }
+    job_session_ = ide_starts_children_ && only_pid_ == 0;
     for (const auto& mapping : args.value("pathMappings", Json::array())) {
         if (!mapping.is_object()) continue;
         const auto local = text(mapping, "localRoot");
@@ -246,6 +255,9 @@ void Adapter::terminate(const Json& request) {
     std::vector<std::int64_t> pids;
     for (const auto& [id, thread] : threads_) {
         if (thread.tid == 0) pids.push_back(thread.pid);
+    }
+    for (const auto& [pid, running] : children_) {
+        if (running) pids.push_back(pid);
     }
     if (pids.empty()) {
         respond(request);

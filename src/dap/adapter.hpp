@@ -2,9 +2,11 @@
 // become hub messages (attach, input lines for stepping, global breakpoints, `inspect` questions
 // answered by the paused thread: python/dpdb/_inspect.py); the hub's events become DAP events.
 //
-// Model: one debug session; each process of the hub is a DAP thread (its main thread, "pid N
-// <process>"), and each other Python thread that pauses one more ("pid N <process> <thread>").
-// See docs/ide.md for why.
+// Model: with a client that takes reverse `startDebugging` requests, this session is the job's:
+// it holds the IDE's breakpoints and starts one child session per process, another adapter
+// attached with "pid", whose threads are that process's. Without, one debug session where each
+// process of the hub is a DAP thread (its main thread, "pid N <process>"), and each other Python
+// thread that pauses one more ("pid N <process> <thread>"). See docs/ide.md for why.
 #pragma once
 
 #include <chrono>
@@ -103,6 +105,8 @@ class Adapter {
     void on_event(const std::string& kind, const wire::Json& data);
     void process_seen(const wire::Json& process);
     void session_seen(const wire::Json& session);
+    bool shown_here(std::int64_t pid) const;
+    void start_child_session(std::int64_t pid, const wire::Json& process);
     static std::string label(const wire::Json& process);
     Thread& thread_for(std::int64_t pid, std::int64_t tid, const std::string& name);
     void session_gone(std::int64_t sid, const std::string& reason);
@@ -147,6 +151,14 @@ class Adapter {
     std::map<std::string, std::vector<std::int64_t>> breakpoints_;          // per source: hub ids
     std::map<std::int64_t, std::pair<std::int64_t, std::string>> sources_;  // ref: pid, path
     std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
+    // The IDE said it takes startDebugging; the attach's arguments, each child's starting point.
+    bool ide_starts_children_ = false;
+    wire::Json attach_arguments_ = wire::Json::object();
+    // A child session: the one process it shows. The job's session: the processes it started a
+    // child session for, until they end.
+    std::int64_t only_pid_ = 0;
+    bool job_session_ = false;
+    std::map<std::int64_t, bool> children_;  // pid -> still running
     // The job's first process (its exit status is the IDE's exitCode), and its status once seen;
     // the job ended once every process it had is gone.
     std::int64_t first_pid_ = 0;

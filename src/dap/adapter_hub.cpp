@@ -41,12 +41,21 @@ void Adapter::from_hub(const wire::Message& message) {
         for (const auto& process : message["processes"]) process_seen(process);
         for (const auto& session : message["sessions"]) session_seen(session);
         if (!message.has("more") && attach_request_) {
-            respond(*attach_request_);
+            const auto request = *attach_request_;
             attach_request_.reset();
-            // One debuggee for the IDE: the job, each of its processes a thread.
-            send_event(
-                "process",
-                {{"name", "dpdb job"}, {"isLocalProcess", false}, {"startMethod", "attach"}});
+            if (only_pid_ != 0 && first_pid_ == 0) {
+                finished_ = true;
+                return fail(request, "no process " + std::to_string(only_pid_) +
+                                         " in this job (it ended, or `dpdb ls` names another)");
+            }
+            respond(request);
+            // One debuggee for the IDE: the job (each of its processes a thread, or a child
+            // session), or the one process of a child session.
+            const auto name =
+                only_pid_ != 0 ? text(attach_arguments_, "name", "pid " + std::to_string(only_pid_))
+                               : std::string("dpdb job");
+            send_event("process",
+                       {{"name", name}, {"isLocalProcess", false}, {"startMethod", "attach"}});
             send_event("initialized");
         }
         return;
@@ -98,6 +107,7 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
     if (kind == "session_open" || kind == "session_update") return session_seen(data);
     if (kind == "process_start" || kind == "process_update") return process_seen(data);
     if (kind == "log") {
+        if (only_pid_ != 0) return;  // the job's session shows the job's logpoints
         send_event("output", {{"category", "console"}, {"output", text(data, "text") + "\n"}});
         return;
     }
@@ -109,6 +119,22 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
 // process's status) and terminated, as when a program under a debugger ends.
 void Adapter::process_gone(const Json& data) {
     const auto pid = number(data, "pid", -1);
+    if (!shown_here(pid)) return;
+    if (job_session_) {
+        // Its child session ends itself; the job ends with the last of them.
+        const auto child = children_.find(pid);
+        if (child == children_.end()) return;
+        child->second = false;
+        if (pid == first_pid_) exit_code_ = data.contains("signal") ? 1 : number(data, "status");
+        for (const auto& [other, running] : children_) {
+            if (running) return;
+        }
+        if (job_ended_) return;
+        job_ended_ = true;
+        send_event("exited", {{"exitCode", exit_code_}});
+        send_event("terminated");
+        return;
+    }
     for (auto it = threads_.begin(); it != threads_.end();) {
         if (it->second.pid != pid) {
             ++it;
@@ -152,16 +178,37 @@ Adapter::Thread& Adapter::thread_for(std::int64_t pid, std::int64_t tid, const s
 // the whole job, and its pause button stops any process.
 void Adapter::process_seen(const Json& process) {
     const auto pid = number(process, "pid");
-    if (pid <= 0) return;
+    if (pid <= 0 || !shown_here(pid)) return;
     // A forked child is named by its launcher after it connected (process_update).
     if (first_pid_ == 0) first_pid_ = pid;
+    if (job_session_) return start_child_session(pid, process);
     const auto name = "pid " + std::to_string(pid) + " " + label(process);
     thread_for(pid, 0, name).name = name;
+}
+
+bool Adapter::shown_here(std::int64_t pid) const {
+    return only_pid_ == 0 || pid == only_pid_;
+}
+
+// The IDE starts another adapter (or connects again to --listen) with this configuration: the
+// process's own session, its threads, stops and lifetime apart from every other process's.
+void Adapter::start_child_session(std::int64_t pid, const Json& process) {
+    if (!children_.emplace(pid, true).second) return;  // renamed: its own session says so
+    Json configuration = attach_arguments_;
+    configuration["request"] = "attach";
+    configuration["pid"] = pid;
+    configuration["name"] = "pid " + std::to_string(pid) + " " + label(process);
+    to_ide_({{"seq", seq_++},
+             {"type", "request"},
+             {"command", "startDebugging"},
+             {"arguments", {{"request", "attach"}, {"configuration", std::move(configuration)}}}});
 }
 
 void Adapter::session_seen(const Json& session) {
     const auto sid = number(session, "sid");
     const auto pid = number(session, "pid");
+    // The job's session leaves every stop to the process's child session.
+    if (job_session_ || !shown_here(pid)) return;
     const bool main = session.value("main_thread", text(session, "thread") == "MainThread");
     const auto prefix = "pid " + std::to_string(pid) + " " + label(session);
     auto& thread =

@@ -131,6 +131,13 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
             if (--*left == 0) respond(request, {{"breakpoints", *answers}});
             continue;
         }
+        if (only_pid_ != 0) {
+            // A child session: the job's session holds the IDE's breakpoints, in every process.
+            (*answers)[i]["verified"] = true;
+            (*answers)[i]["message"] = "set for the whole job by its session";
+            if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+            continue;
+        }
         // A log message is a dpdb logpoint: its {expression} fields are formatted in the process
         // (as DAP's are), and the messages come back as hub events, shown as output.
         Json fields = {{"spec", text(spec, "spec")}, {"condition", text(spec, "condition")}};

@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -200,8 +201,25 @@ int dap_command(const std::string& hub, const std::string& listen) {
         // event would wait for the IDE's delayed ACK of the response (40 ms a step).
         const int on = 1;
         ::setsockopt(ide, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-        serve(ide, ide, hub);
+        // Each connection in a process of its own: an IDE connects again for each child session
+        // (startDebugging) while the job's session stays connected.
+        const pid_t server_of_one = ::fork();
+        if (server_of_one == 0) {
+            ::close(server);
+            try {
+                serve(ide, ide, hub);
+            } catch (const std::exception& error) {
+                std::fprintf(stderr, "dpdb dap: %s\n", error.what());
+                ::_exit(1);
+            }
+            ::_exit(0);
+        }
+        if (server_of_one < 0) {
+            std::fprintf(stderr, "dpdb dap: cannot serve a connection: %s\n", std::strerror(errno));
+        }
         ::close(ide);
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
     }
 }
 

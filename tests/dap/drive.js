@@ -7,63 +7,14 @@
 'use strict';
 const assert = require('assert');
 const fs = require('fs');
-const net = require('net');
 const path = require('path');
-const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const env = process.env;
 const PROGRAM = env.PROGRAM;
 const LINE_WORK = Number(env.LINE_WORK);
 const LINE_SECOND = Number(env.LINE_SECOND);
-const TIMEOUT = 30000;
 
-function named(variables, name) {
-  const found = variables.find((v) => v.name === name);
-  assert.ok(found, `no variable ${name} among ${variables.map((v) => v.name)}`);
-  return found;
-}
-
-// The next 'stopped' event; a timeout says which stop did not come.
-function stoppedFor(dc, what) {
-  return dc.waitForEvent('stopped', TIMEOUT).catch((error) => {
-    throw new Error(`${what}: ${error.message}`);
-  });
-}
-
-async function topFrame(dc, threadId) {
-  const trace = await dc.stackTraceRequest({ threadId });
-  return trace.body.stackFrames;
-}
-
-// One IDE session: DebugClient on `dpdb dap` (stdio, or the --listen port in PORT, on HOST),
-// initialized and attached. `beforeAttach(dc, init)` looks at what comes before the attach.
-async function connect(attachArguments = {}, beforeAttach = async () => {}) {
-  const dc = new DebugClient(env.DPDB, 'dap', 'python', { env }, true);
-  dc.defaultTimeout = TIMEOUT;
-  if (env.PORT && env.HOST) {
-    // DebugClient's own start(port) dials 127.0.0.1 only.
-    const socket = net.createConnection(Number(env.PORT), env.HOST);
-    await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
-    dc.connect(socket, socket);
-  } else {
-    await (env.PORT ? dc.start(Number(env.PORT)) : dc.start());
-  }
-  const init = await dc.initializeRequest({
-    adapterID: 'python', clientID: 'dpdb-tests', linesStartAt1: true, columnsStartAt1: true,
-    pathFormat: 'path',
-  });
-  await beforeAttach(dc, init);
-  const initialized = dc.waitForEvent('initialized', TIMEOUT);
-  const processEvent = dc.waitForEvent('process', TIMEOUT);
-  await dc.attachRequest(attachArguments);
-  await initialized;
-  assert.strictEqual((await processEvent).body.startMethod, 'attach');
-  return dc;
-}
-
-function pidOf(name) {
-  return Number(/^pid (\d+) /.exec(name)[1]);
-}
+const { TIMEOUT, named, stoppedFor, topFrame, connect, pidOf } = require('./client');
 
 async function main() {
   const seen = {};

@@ -18,7 +18,9 @@ PROGRAM = program("dap_job.py")
 SINGLE = program("dap_single.py")
 RAISE = program("dap_raise.py")
 POOL_RAISE = program("pool_raise.py")
+POOL = program("dap_pool.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
+CHILDREN = os.path.join(os.path.dirname(DRIVER), "children.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
 
@@ -87,15 +89,17 @@ def job(dpdb):
 
 
 def driver_env(job, **extra):
-    return dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
-                LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
-                LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")),
-                LINE_CALL=str(line_of(PROGRAM, "dap: call of work")), **extra)
+    env = dict(job.dpdb.env, **job.env, DPDB=DPDB, PROGRAM=PROGRAM,
+               LINE_WORK=str(line_of(PROGRAM, "dap: first line of work")),
+               LINE_SECOND=str(line_of(PROGRAM, "dap: second line of work")),
+               LINE_CALL=str(line_of(PROGRAM, "dap: call of work")))
+    env.update(extra)
+    return env
 
 
-def driven_after_the_attach(job, scenario, **extra):
+def driven_after_the_attach(job, scenario, driver=DRIVER, **extra):
     """A driver scenario that attaches first, says "attached", and then sees the job start."""
-    driver = subprocess.Popen([NODE, DRIVER], env=driver_env(job, SCENARIO=scenario, **extra),
+    driver = subprocess.Popen([NODE, driver], env=driver_env(job, SCENARIO=scenario, **extra),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=job.dpdb.root, start_new_session=True)
     try:
@@ -182,6 +186,38 @@ def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
         leaves_the_job_running(dpdb, job, driven_after_the_attach(job, "late"))
     finally:
         job.close()
+
+
+@pytest.mark.parametrize("over", ["stdio", "tcp"])
+def test_each_process_its_own_child_session(dpdb, over):
+    """A client that takes startDebugging gets a child session per process (on stdio another
+    `dpdb dap`, over --listen another connection while the job's stays): three pool workers
+    stop, each in its own, none continued by a client that continues threads stopping while
+    another has the focus (nvim-dap's default), each resumed on its own; the job then ends."""
+    needs_node()
+    job = Job(dpdb, start=False, script=POOL, beat=False)
+    server = None
+    port = {}
+    try:
+        if over == "tcp":
+            server = subprocess.Popen([DPDB, "dap", "--listen", "127.0.0.1:0"],
+                                      env=dict(dpdb.env, **job.env), stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, start_new_session=True)
+            line = server.stderr.readline()
+            found = re.search(r"listening on 127.0.0.1:(\d+)", line)
+            assert found, line
+            port = {"PORT": found.group(1), "HOST": "127.0.0.1"}
+        seen = driven_after_the_attach(job, "children", driver=CHILDREN, PROGRAM=POOL,
+                                       LINE_TASK=str(line_of(POOL, "dap_pool: a worker's task")),
+                                       **port)
+    finally:
+        if server is not None:
+            stop(server)
+        job.close()
+    assert seen["autoContinued"] == 0
+    assert seen["stops"] == [1, 1, 1]
+    assert len(set(seen["resumed"])) == 3
 
 
 def test_hit_counts_and_function_breakpoints(dpdb):

@@ -1,0 +1,145 @@
+// `dpdb dap` with a client that takes the reverse request startDebugging (as VS Code and nvim-dap
+// do): the attach is the job's session, and each process of the job (tests/e2e/programs/
+// dap_pool.py: its main process and three pool workers) becomes a child session of its own, each
+// one another `dpdb dap` attached with the configuration the job's session gave.
+//
+// Each child session follows nvim-dap's default (auto_continue_if_many_stopped): a thread that
+// stops while another thread of its session has the focus is continued at once. With one session
+// per process none of the workers' stops may be lost that way: the three stay stopped until each
+// is resumed on its own, and the job then ends.
+// Environment: DPDB, DPDB_HUB, PROGRAM (dap_pool.py), LINE_TASK; PORT/HOST as for drive.js.
+// Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
+'use strict';
+const assert = require('assert');
+
+const { TIMEOUT, connect, topFrame, pidOf } = require('./client');
+
+const env = process.env;
+const LINE_TASK = Number(env.LINE_TASK);
+
+// `promise`, or an error saying `what()` did not come within `ms`.
+function bounded(promise, ms, what) {
+  let timer;
+  const late = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what()}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+function frame(message) {
+  const json = JSON.stringify(message);
+  return `Content-Length: ${Buffer.byteLength(json, 'utf8')}\r\n\r\n${json}`;
+}
+
+// A child session: its client, the thread the IDE focuses, and what it saw.
+class Child {
+  constructor(configuration, onStop) {
+    this.configuration = configuration;
+    this.onStop = onStop;
+    this.stops = [];
+    this.autoContinued = [];
+    this.focus = null;
+  }
+
+  async start() {
+    this.dc = await connect(this.configuration);
+    this.ended = this.dc.waitForEvent('terminated', 4 * TIMEOUT);
+    this.dc.on('stopped', (event) => {
+      const threadId = event.body.threadId;
+      this.stops.push(threadId);
+      if (this.focus === null || this.focus === threadId) {
+        if (this.focus === null) this.onStop();
+        this.focus = threadId;
+        return;
+      }
+      // nvim-dap's default: another thread of this session has the focus.
+      this.autoContinued.push(threadId);
+      this.dc.continueRequest({ threadId }).catch(() => {});
+    });
+    await this.dc.configurationDoneRequest();
+  }
+}
+
+async function main() {
+  const children = [];
+  let started = null;
+  const allStarted = new Promise((resolve) => { started = resolve; });
+  let stoppedSessions = 0;
+  let allStopped = null;
+  const threeStopped = new Promise((resolve) => { allStopped = resolve; });
+  const onStop = () => { stoppedSessions += 1; if (stoppedSessions === 3) allStopped(); };
+  const dc = await connect({ name: 'dpdb', type: 'python', request: 'attach' }, async (dc, init) => {
+    assert.ok(init.body.supportsConfigurationDoneRequest);
+    // Reverse requests: DebugClient drops them (they are no response of its own), so they are
+    // taken before it sees them.
+    const dispatch = dc.dispatch.bind(dc);
+    dc.dispatch = (body) => {
+      const message = JSON.parse(body);
+      if (message.type !== 'request') return dispatch(body);
+      assert.strictEqual(message.command, 'startDebugging', body);
+      assert.strictEqual(message.arguments.request, 'attach');
+      dc.outputStream.write(frame({ seq: 0, type: 'response', request_seq: message.seq,
+        command: message.command, success: true }));
+      const child = new Child(message.arguments.configuration, onStop);
+      children.push(child);
+      child.started = child.start();
+      if (children.length === 4) started();
+    };
+  }, { supportsStartDebuggingRequest: true });
+  const set = await dc.setBreakpointsRequest({
+    source: { path: env.PROGRAM }, breakpoints: [{ line: LINE_TASK }],
+  });
+  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  const jobExited = dc.waitForEvent('exited', 4 * TIMEOUT);
+  const jobEnded = dc.waitForEvent('terminated', 4 * TIMEOUT);
+  await dc.configurationDoneRequest();
+  // The job's session shows no threads: each process is a session of its own.
+  assert.deepStrictEqual((await dc.threadsRequest()).body.threads, []);
+  process.stdout.write('attached\n');  // test_dap.py starts the job now
+
+  await bounded(allStarted, 2 * TIMEOUT, () => `${children.length} child sessions of 4 (main process, 3 workers)`);
+  await Promise.all(children.map((child) => child.started));
+  const pids = children.map((child) => child.configuration.pid);
+  assert.strictEqual(new Set(pids).size, 4, JSON.stringify(pids));
+  for (const child of children) {
+    assert.match(child.configuration.name, new RegExp(`^pid ${child.configuration.pid} `));
+  }
+  await bounded(threeStopped, 2 * TIMEOUT, () => 'three workers stopped: '
+    + JSON.stringify(children.map((child) => [child.configuration.pid, child.stops])));
+  const workers = children.filter((child) => child.focus !== null);
+  assert.strictEqual(workers.length, 3);
+
+  // Each stopped in its own session, its own process, at the task's line.
+  for (const worker of workers) {
+    const threads = (await worker.dc.threadsRequest()).body.threads;
+    assert.strictEqual(threads.length, 1, JSON.stringify(threads));
+    assert.strictEqual(pidOf(threads[0].name), worker.configuration.pid);
+    const frames = await topFrame(worker.dc, worker.focus);
+    assert.strictEqual(frames[0].name, 'work');
+    assert.strictEqual(frames[0].line, LINE_TASK);
+  }
+  // Resumed one by one: the others stay stopped (their frames still answer) until their turn.
+  const seen = { pids, resumed: [] };
+  for (const [index, worker] of workers.entries()) {
+    await worker.dc.continueRequest({ threadId: worker.focus });
+    seen.resumed.push(worker.configuration.pid);
+    for (const other of workers.slice(index + 1)) {
+      const frames = await topFrame(other.dc, other.focus);
+      assert.strictEqual(frames[0].line, LINE_TASK);
+    }
+  }
+  // The job ends: every process's session with it, and the job's.
+  await Promise.all(children.map((child) => child.ended));
+  assert.strictEqual((await jobExited).body.exitCode, 0);
+  await jobEnded;
+  seen.autoContinued = workers.reduce((count, worker) => count + worker.autoContinued.length, 0);
+  seen.stops = workers.map((worker) => worker.stops.length);
+  for (const child of children) await child.dc.disconnectRequest({}).catch(() => {});
+  await dc.disconnectRequest({});
+  process.stdout.write(JSON.stringify(seen) + '\n');
+}
+
+main().then(() => process.exit(0), (error) => {
+  process.stderr.write(`${error.stack || error}\n`);
+  process.exit(1);
+});
