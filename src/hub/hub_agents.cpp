@@ -1,0 +1,114 @@
+#include "hub/hub_impl.hpp"
+#include "hub/logs.hpp"
+#include "wire/contents.hpp"
+
+namespace dpdb::hub {
+
+void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
+    const auto& type = message.type;
+    if (type == "proc_update") {
+        Json proc = wire::without_nulls(message["proc"]);
+        if (const auto impostor = agreed_pid(agent, proc)) {
+            log("dropped connection " + std::to_string(agent->id()) + ": " + *impostor);
+            return agent->close("refused: " + *impostor);
+        }
+        registry_.add_process(agent->id(), std::move(proc));
+        publish("process_update", registry_.describe(*registry_.process(agent->id())));
+        return;
+    }
+    Process* process = registry_.process(agent->id());
+    if (type == "break_status") {
+        process->resolved_breakpoints = message["resolved"];
+        process->breakpoint_notes = message.has("notes") ? message["notes"] : wire::Json::array();
+        process->breakpoints_reported = true;
+        return;
+    }
+    if (type == "stacks_reply") return stacks_answered(agent->id(), message);
+    if (type == "log_lines") return logs_arrived(*process, message);
+    if (type == "exiting") {
+        process->ending = {{"status", message.num("status")}};
+        return;
+    }
+    if (type == "exec") {
+        // Its connection closes as the new program replaces it (close-on-exec): the record
+        // carries the new command, and the process is not taken for vanished.
+        process->ending = {{"exec", message.str("path")}, {"argv", message["argv"]}};
+        return;
+    }
+    if (type == "released") {
+        answer_releases(agent->id(),
+                        " runs on without the debugger: breakpoints out, paused threads "
+                        "resumed");
+        return;
+    }
+    if (type == "exec_failed") {
+        if (process->ending.contains("exec")) process->ending = Json();
+        return;
+    }
+    if (type == "crash") {
+        process->ending = {{"signal", message.str("signal")}, {"stacks", message.str("stacks")}};
+        publish("process_crash", {{"pid", process->info.value("pid", Json())},
+                                  {"run", process->info.value("run", Json())},
+                                  {"signal", message.str("signal")},
+                                  {"argv", process->info.value("argv", Json())}});
+        return;
+    }
+    if (!message.has("sid")) return protocol_violation(agent, type);
+    const auto agent_sid = message.num("sid");
+    if (type == "session_open") {
+        if (registry_.session_of_agent(agent->id(), agent_sid) != nullptr) {
+            return protocol_violation(agent, "session_open for an open session");
+        }
+        auto& session =
+            registry_.open_session(agent->id(), agent_sid, wire::without_nulls(message["info"]));
+        publish("session_open", registry_.describe(session));
+        return;
+    }
+    Session* session = registry_.session_of_agent(agent->id(), agent_sid);
+    if (session == nullptr) return;  // raced with a close: nothing to route
+    if (type == "session_update") {
+        const auto since = session->info.value("since", Json());
+        session->info = wire::without_nulls(message["info"]);
+        session->info["since"] = since;
+        publish("session_update", registry_.describe(*session));
+    } else if (type == "session_close") {
+        close_session(*session, message.str("reason"));
+    } else if (type == "output" || type == "prompt" || type == "completions" ||
+               type == "inspect_reply") {
+        if (auto client = connection(session->client)) {
+            Json body = message.body;
+            body.erase("t");
+            body["sid"] = session->id;
+            client->send(make(type, std::move(body)));
+            hold_while_congested(agent, client);
+        }
+    } else {
+        protocol_violation(agent, type);
+    }
+}
+
+void HubImpl::hold_while_congested(const ConnectionPtr& agent, const ConnectionPtr& client) {
+    if (!client->congested() || agent->reading_held()) return;
+    agent->hold_reading();
+    client->when_drained([weak = std::weak_ptr<Connection>(agent)] {
+        if (auto held = weak.lock()) held->resume_reading();
+    });
+}
+
+void HubImpl::close_session(Session& session, const std::string& reason) {
+    const auto id = session.id;
+    if (auto client = connection(session.client)) {
+        client->send(make("detached", {{"sid", id}, {"reason", reason}}));
+    }
+    registry_.close_session(id);
+    publish("session_close", {{"sid", id}, {"reason", reason}});
+}
+
+void HubImpl::logs_arrived(const Process& process, const Message& message) {
+    auto lines = stamp_log_lines(message["lines"], process.info);
+    if (lines.empty()) return;
+    store_.add_logs(lines);
+    for (auto& line : lines) publish("log", std::move(line));
+}
+
+}  // namespace dpdb::hub

@@ -1,0 +1,160 @@
+// The hub's inside (hub/hub.hpp is its face): one object on the io_context thread that owns
+// every connection, the registry and the store. Its handling is split by whom it serves:
+// hub.cpp admits peers and handles closes, hub_agents.cpp what agents send, hub_clients.cpp what
+// clients ask of sessions and listings, hub_requests.cpp the requests answered by "result"
+// (global breakpoints, stacks, orders to a process).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/printable.hpp"
+#include "hub/admission.hpp"
+#include "hub/connection.hpp"
+#include "hub/hub.hpp"
+#include "hub/listener.hpp"
+#include "hub/registry.hpp"
+#include "hub/stacks_requests.hpp"
+#include "hub/store.hpp"
+#include "wire/message.hpp"
+
+namespace dpdb::hub {
+
+using wire::Json;
+using wire::make;
+using wire::Message;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+class HubImpl : public std::enable_shared_from_this<HubImpl> {
+  public:
+    HubImpl(asio::io_context& io, HubOptions options);
+
+    void start();
+
+    int tcp_port() const { return listener_->tcp_port(); }
+
+    void stop();
+
+  private:
+    // Every line goes through here: what a peer sent may be quoted in it, and the log may be
+    // read in a terminal.
+    void log(const std::string& line) { options_.log(printable(line, 2000)); }
+
+    void admit(std::unique_ptr<Stream> stream, Admission::Slot slot);
+
+    void on_message(const ConnectionPtr& from, const Message& message);
+
+    // A peer that fails the handshake: a stranger's line, within its budget (see Admission).
+    void refuse(const ConnectionPtr& peer, const std::string& reason);
+
+    void handshake(const ConnectionPtr& peer, const Message& hello);
+
+    Admission& admission() { return listener_->admission(); }
+
+    // Why an agent's description cannot stand (it claims another process's pid), after making
+    // it agree with what the kernel says of the connection (hub/local_process).
+    std::optional<std::string> agreed_pid(const ConnectionPtr& agent, Json& proc) const;
+
+    // --- agents -------------------------------------------------------------------------------
+
+    void from_agent(const ConnectionPtr& agent, const Message& message);
+
+    // A console that cannot take the session's output yet (its terminal is not read) holds the
+    // agent back, as a terminal holds a program: the hub stops reading it, its writes block,
+    // and it goes on once the console has caught up. Without this the hub would queue the
+    // output until its bound and then drop the console.
+    static void hold_while_congested(const ConnectionPtr& agent, const ConnectionPtr& client);
+
+    void close_session(Session& session, const std::string& reason);
+
+    // --- clients ------------------------------------------------------------------------------
+
+    void from_client(const ConnectionPtr& client, const Message& message);
+
+    // The whole listing, as pages: 10,000 processes outgrow a frame. Built at once, so that the
+    // pages together are one moment's registry; each description encoded once (hub/pages.hpp).
+    void send_listing(const ConnectionPtr& client, const Message& message);
+
+    // The session a client's message names, or null after telling the client there is none.
+    Session* session_asked(const ConnectionPtr& client, const Message& message);
+
+    void attach(const ConnectionPtr& client, const Message& message);
+
+    void detach(Session& session, const std::string& reason);
+
+    // --- global breakpoints, stacks, pause, crash records (requests answered by "result") -----
+
+    void reply(const ConnectionPtr& client, const Message& request, bool ok,
+               const std::string& text, Json data = Json::object());
+
+    // An answer in pages: a "result" each, all with the request's id, all but the last "more".
+    static void send_result_pages(Connection& client, std::int64_t id, std::vector<Json> pages);
+
+    void breakpoints_request(const ConnectionPtr& client, const Message& message);
+
+    void broadcast_breakpoints();
+
+    void stacks_request(const ConnectionPtr& client, const Message& message);
+
+    void stacks_answered(std::uint64_t agent, const Message& message);
+
+    // Answers every request whose agents have all answered or whose time is up.
+    void finish_stacks_requests();
+
+    // dpdb pause, dpdb detach -p, dpdb attach -p and an IDE's terminate: an order to one
+    // process as a whole.
+    void process_order(const ConnectionPtr& client, const Message& message);
+
+    // Answers every client waiting for the release of the agent on `connection`.
+    void answer_releases(std::uint64_t connection, const std::string& how, bool ok = true);
+
+    void log_request(const ConnectionPtr& client, const Message& message);
+
+    // --- logpoint messages (hub/logs.hpp) -------------------------------------------------------
+
+    void logs_arrived(const Process& process, const Message& message);
+
+    void logs_request(const ConnectionPtr& client, const Message& message);
+
+    // --- both ---------------------------------------------------------------------------------
+
+    void protocol_violation(const ConnectionPtr& peer, const std::string& what);
+
+    void on_close(const ConnectionPtr& peer, const std::string& reason);
+
+    ConnectionPtr connection(std::uint64_t id) const;
+
+    void publish(const std::string& kind, Json data);
+
+    static constexpr int kListedExits = 200;
+    // How long a release_process waits for the agent to say it is done (a process whose threads
+    // all wait in C code does so at once: the agent's own thread answers).
+    static constexpr auto kReleaseWait = std::chrono::seconds(2);
+
+    struct Release {
+        std::uint64_t client;
+        std::int64_t request;
+        std::int64_t pid;
+    };
+    std::map<std::uint64_t, std::vector<Release>> releases_;  // by the agent's connection
+    static constexpr std::int64_t kListedLogs = 100000;
+
+    asio::io_context& io_;
+    HubOptions options_;
+    std::shared_ptr<Listener> listener_;
+    const std::string agent_key_;
+    Registry registry_;
+    Store store_;
+    std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
+    std::vector<std::uint64_t> subscribers_;
+    StacksRequests stacks_requests_;
+    std::uint64_t next_connection_id_ = 1;
+};
+
+}  // namespace dpdb::hub
