@@ -149,7 +149,8 @@ void Adapter::initialize(const Json& request) {
              {"supportsDelayedStackTraceLoading", true},
              {"supportsExceptionInfoRequest", true},
              {"supportsTerminateRequest", true},
-             {"supportTerminateDebuggee", false},
+             {"supportTerminateDebuggee", true},
+             {"supportSuspendDebuggee", true},
              {"supportsStepBack", false},
              {"exceptionBreakpointFilters",
               Json::array({{{"filter", "raised"},
@@ -241,10 +242,21 @@ void Adapter::pause(const Json& request) {
         });
 }
 
-// The job runs on: sessions paused under the IDE stay paused, for a terminal to attach; the
-// IDE's breakpoints go, as they would with any debugger that leaves.
+// The IDE's breakpoints go, as they would with any debugger that leaves; then, as the spec's
+// defaults for an attach say, what this IDE paused runs on: unless it asked to suspend the
+// debuggee (left paused, for a terminal to attach) or to terminate it (ended as by terminate).
 void Adapter::disconnect(const Json& request) {
-    leave();
+    const auto& args = arguments(request);
+    const auto flag = [&](const char* key) {
+        const auto it = args.find(key);
+        return it != args.end() && it->is_boolean() && it->get<bool>();
+    };
+    if (flag("terminateDebuggee") && channel_ && !finished_) {
+        for (const auto pid : job_pids()) {
+            channel_->send(wire::make("terminate_process", {{"id", next_id_++}, {"pid", pid}}));
+        }
+    }
+    leave(flag("suspendDebuggee") ? Paused::stay : Paused::resume);
     respond(request);
 }
 
@@ -252,13 +264,7 @@ void Adapter::disconnect(const Json& request) {
 // without the debugger) and sent SIGTERM, through the hub, wherever it runs. The IDE sees its
 // threads exit, then exited and terminated once the last process is gone.
 void Adapter::terminate(const Json& request) {
-    std::vector<std::int64_t> pids;
-    for (const auto& [id, thread] : threads_) {
-        if (thread.tid == 0) pids.push_back(thread.pid);
-    }
-    for (const auto& [pid, running] : children_) {
-        if (running) pids.push_back(pid);
-    }
+    const auto pids = job_pids();
     if (pids.empty()) {
         respond(request);
         if (!job_ended_) send_event("terminated");
@@ -278,7 +284,18 @@ void Adapter::terminate(const Json& request) {
     }
 }
 
-void Adapter::leave() {
+std::vector<std::int64_t> Adapter::job_pids() const {
+    std::vector<std::int64_t> pids;
+    for (const auto& [id, thread] : threads_) {
+        if (thread.tid == 0) pids.push_back(thread.pid);
+    }
+    for (const auto& [pid, running] : children_) {
+        if (running) pids.push_back(pid);
+    }
+    return pids;
+}
+
+void Adapter::leave(Paused paused) {
     if (channel_ && !finished_) {
         // Breakpoints first: whoever sees the sessions released sees the breakpoints gone.
         for (const auto& [key, ids] : breakpoints_) {
@@ -288,7 +305,10 @@ void Adapter::leave() {
         }
         breakpoints_.clear();
         for (auto& [id, thread] : threads_) {
-            if (thread.ours && thread.sid != 0) {
+            if (!thread.ours || thread.sid == 0) continue;
+            if (paused == Paused::resume && thread.stopped) {
+                channel_->send(wire::make("input", {{"sid", thread.sid}, {"line", "continue"}}));
+            } else {
                 channel_->send(wire::make("detach", {{"sid", thread.sid}}));
             }
         }

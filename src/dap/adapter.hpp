@@ -36,8 +36,11 @@ class Adapter {
     void pump();
     // The hub connection's descriptor for poll(), or -1 before attach.
     int hub_fd() const;
-    // The IDE went away without a disconnect (it died, its connection closed): as a disconnect.
-    void leave();
+    // What a leaving IDE does with the threads paused under it.
+    enum class Paused { resume, stay };
+    // The IDE went away without a disconnect (it died, its connection closed): as a disconnect
+    // that suspends the debuggee, since nobody could say otherwise.
+    void leave(Paused paused = Paused::stay);
     // After disconnect, or once the hub went away.
     bool finished() const { return finished_; }
 
@@ -99,6 +102,7 @@ class Adapter {
     void set_breakpoints(const wire::Json& request, const std::string& key, wire::Json specs);
     void disconnect(const wire::Json& request);
     void terminate(const wire::Json& request);
+    std::vector<std::int64_t> job_pids() const;  // its processes, or those of its child sessions
 
     // The hub's side.
     void from_hub(const wire::Message& message);

@@ -172,9 +172,10 @@ async function main() {
   frames = await topFrame(dc, threadId);
   assert.strictEqual(frames[0].line, LINE_WORK);
 
-  // Disconnect while it is paused: it stays paused, for a terminal; the job runs on.
+  // Disconnect while it is paused, asking to suspend it: it stays paused, for a terminal; the
+  // job runs on.
   await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
-  await dc.disconnectRequest({ terminateDebuggee: false });
+  await dc.disconnectRequest({ terminateDebuggee: false, suspendDebuggee: true });
   process.stdout.write(JSON.stringify(seen) + '\n');
 }
 
@@ -223,6 +224,7 @@ async function late() {
   frames = await topFrame(dc, stop.threadId);
   assert.ok(frames.length > 0);
   const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === stop.threadId).name;
+  // A plain disconnect (the spec's defaults): what the IDE paused runs on.
   await dc.disconnectRequest({});
   process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
 }
@@ -242,7 +244,7 @@ async function shared() {
   assert.strictEqual(stop.threadId, threads[0].id);
   const frames = await topFrame(dc, stop.threadId);
   assert.strictEqual(frames[0].line, LINE_WORK);
-  await dc.disconnectRequest({});
+  await dc.disconnectRequest({ suspendDebuggee: true });
   process.stdout.write(JSON.stringify({ pid: pidOf(threads[0].name) }) + '\n');
 }
 
@@ -306,7 +308,7 @@ async function hits() {
   assert.strictEqual(await valueOf('n'), String(n + 3));
   const name = (await dc.threadsRequest()).body.threads.find((t) => t.id === threadId).name;
   await dc.setBreakpointsRequest({ source: { path: PROGRAM }, breakpoints: [] });
-  await dc.disconnectRequest({});
+  await dc.disconnectRequest({ suspendDebuggee: true });  // left paused, for a terminal
   process.stdout.write(JSON.stringify({ pid: pidOf(name) }) + '\n');
 }
 

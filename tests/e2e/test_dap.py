@@ -120,8 +120,8 @@ def drive(job, **extra):
 
 
 def leaves_the_job_running(dpdb, job, seen):
-    """After the IDE's disconnect the grandchild stays paused, unattached, for a terminal, and
-    no breakpoint of the IDE's is left."""
+    """After the IDE's disconnect with suspendDebuggee (or its death) the grandchild stays
+    paused, unattached, for a terminal, and no breakpoint of the IDE's is left."""
     listing = dpdb.wait_ls(lambda listing: any(
         s["pid"] == seen["pid"] and not s["attached"] for s in listing["sessions"]), env=job.env)
     (session,) = [s for s in listing["sessions"] if s["pid"] == seen["pid"]]
@@ -183,7 +183,13 @@ def test_a_job_started_after_the_attach_and_the_pause_button(dpdb):
     job = Job(dpdb, start=False)
     try:
         # The grandchild stops at its first call, before its first beat.
-        leaves_the_job_running(dpdb, job, driven_after_the_attach(job, "late"))
+        seen = driven_after_the_attach(job, "late")
+        # The IDE's plain disconnect resumed what it had paused: no session is left, it runs on.
+        wait_until(lambda: not any(s["pid"] == seen["pid"]
+                                   for s in dpdb.ls(env=job.env)["sessions"]),
+                   "the paused grandchild resumed by the disconnect")
+        running_from = max(job.beats(), 0)
+        wait_until(lambda: job.beats() > running_from + 2, "the grandchild running on")
     finally:
         job.close()
 
