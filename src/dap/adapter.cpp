@@ -218,9 +218,14 @@ void Adapter::threads(const Json& request) {
     respond(request, {{"threads", std::move(list)}});
 }
 
-// continue, next, stepIn, stepOut: pdb's own commands, so that pdb's semantics hold.
+// continue, next, stepIn, stepOut: pdb's own commands (`continue`, `next`, `step`, `return`),
+// where the IDE's user expects to land (the hub's side steps on past pdb's --Call-- and
+// --Return-- stops: stepIn lands in the callee's body, stepOut and a next off a function's end in
+// the caller).
 void Adapter::resume(const Json& request, const std::string& line, const std::string& reason) {
-    run_on(stopped_thread(request, integer(request, "threadId")), line, reason);
+    auto& thread = stopped_thread(request, integer(request, "threadId"));
+    run_on(thread, line, reason);
+    thread.ide_resumed = true;
     respond(request, line == "continue" ? Json{{"allThreadsContinued", false}} : Json::object());
 }
 
@@ -228,6 +233,9 @@ void Adapter::run_on(Thread& thread, const std::string& line, const std::string&
     channel_->send(wire::make("input", {{"sid", thread.sid}, {"line", line}}));
     ran_on(thread);
     thread.step = reason;
+    thread.ide_resumed = false;
+    thread.pdb_stop = false;
+    thread.steps_on = 0;
 }
 
 void Adapter::pause(const Json& request) {

@@ -50,11 +50,16 @@ class Adapter {
         std::int64_t pid = 0;
         std::int64_t tid = 0;  // 0: the process's main thread
         std::string name;
-        std::int64_t sid = 0;    // its open session, 0 while it runs
-        bool ours = false;       // this adapter is the session's client
-        bool held = false;       // another client (a terminal) is
-        bool stopped = false;    // at a prompt, under this adapter
-        std::string step;        // set by a step request: the reason of the next stop
+        std::int64_t sid = 0;  // its open session, 0 while it runs
+        bool ours = false;     // this adapter is the session's client
+        bool held = false;     // another client (a terminal) is
+        bool stopped = false;  // at a prompt, under this adapter
+        std::string step;      // set by a step request: the reason of the next stop
+        // Resumed by the IDE's continue, next, stepIn or stepOut (not by the repl): pdb's echo
+        // of where it stops is not the IDE's, nor are the stops it makes only for pdb's sake.
+        bool ide_resumed = false;
+        bool pdb_stop = false;   // the echo said --Call-- or --Return--
+        int steps_on = 0;        // steps taken past such stops since the IDE's request
         std::uint64_t stop = 0;  // counts resumptions: handles of earlier stops are gone
     };
     // A frame id or variables reference the IDE holds: the thread's stop it belongs to, and the

@@ -9,6 +9,9 @@ namespace {
 using wire::Json;
 
 constexpr int kColumns = 200;  // what pdb's `pp` fits its output to under an IDE
+// Steps taken on past pdb's --Call-- and --Return-- stops for one IDE step (a return into a line
+// that calls another function meets its --Call--): bounded, the last stop is shown as it is.
+constexpr int kStepsOn = 3;
 
 // What pdb's stop reasons are called in DAP's stopped event.
 std::string stop_reason(const std::string& reason) {
@@ -92,6 +95,18 @@ void Adapter::from_hub(const wire::Message& message) {
         ran_on(*thread);
         send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
     } else if (type == "prompt" && thread->ours && !thread->stopped) {
+        if (thread->ide_resumed && thread->pdb_stop && thread->step == "step" &&
+            thread->steps_on < kStepsOn) {
+            // pdb's stop at a call (the def line) or a return, which no IDE shows: one step on
+            // reaches the callee's first line, or the caller's.
+            thread->pdb_stop = false;
+            ++thread->steps_on;
+            channel_->send(wire::make("input", {{"sid", thread->sid}, {"line", "step"}}));
+            return;
+        }
+        thread->ide_resumed = false;
+        thread->pdb_stop = false;
+        thread->steps_on = 0;
         thread->stopped = true;
         std::string reason = thread->step;
         thread->step.clear();
@@ -99,7 +114,16 @@ void Adapter::from_hub(const wire::Message& message) {
         send_event("stopped",
                    {{"reason", reason}, {"threadId", thread->id}, {"allThreadsStopped", false}});
     } else if (type == "output") {
-        send_event("output", {{"category", "console"}, {"output", message.str("text")}});
+        const auto said = message.str("text");
+        if (thread->ide_resumed) {
+            // pdb's echo of where an IDE's step went: the IDE shows that itself.
+            if (said.find("--Call--") != std::string::npos ||
+                said.find("--Return--") != std::string::npos) {
+                thread->pdb_stop = true;
+            }
+            return;
+        }
+        send_event("output", {{"category", "console"}, {"output", said}});
     }
 }
 

@@ -13,6 +13,7 @@ const env = process.env;
 const PROGRAM = env.PROGRAM;
 const LINE_WORK = Number(env.LINE_WORK);
 const LINE_SECOND = Number(env.LINE_SECOND);
+const LINE_CALL = Number(env.LINE_CALL);
 
 const { TIMEOUT, named, stoppedFor, topFrame, connect, pidOf } = require('./client');
 
@@ -137,6 +138,11 @@ async function main() {
   const changed = await dc.setVariableRequest({ variablesReference: locals.variablesReference, name: 'n', value: '100' });
   assert.strictEqual(changed.body.value, '100');
 
+  // The IDE's steps: pdb's echo of where they went is not sent (the IDE shows it itself).
+  const echoes = [];
+  const echoed = (event) => { if (/^> |--Return--|--Call--/m.test(event.body.output)) echoes.push(event.body.output); };
+  dc.on('output', echoed);
+
   // next: pdb's own `next`.
   let step = dc.waitForEvent('stopped', TIMEOUT);
   await dc.nextRequest({ threadId });
@@ -156,10 +162,29 @@ async function main() {
   frames = await topFrame(dc, threadId);
   assert.strictEqual(frames[0].line, LINE_SECOND + 1);
 
-  // stepOut: pdb's `return`.
+  // stepOut: in the caller, after the call returned (not at pdb's --Return-- in work()).
   step = dc.waitForEvent('stopped', TIMEOUT);
   await dc.stepOutRequest({ threadId });
   assert.strictEqual((await step).body.reason, 'step');
+  frames = await topFrame(dc, threadId);
+  assert.deepStrictEqual([frames[0].name, frames[0].line], ['grandchild', LINE_CALL + 1]);
+  // next, to the call again (the loop's lines between: bounded), never in work() nor at a return.
+  for (let left = 8; frames[0].line !== LINE_CALL; left -= 1) {
+    assert.ok(left > 0, `no stop at the call of work() within 8 steps: at ${frames[0].line}`);
+    step = dc.waitForEvent('stopped', TIMEOUT);
+    await dc.nextRequest({ threadId });
+    await step;
+    frames = await topFrame(dc, threadId);
+    assert.strictEqual(frames[0].name, 'grandchild', JSON.stringify(frames[0]));
+  }
+  // stepIn: on the first line of work()'s body, not at pdb's --Call-- on its def line.
+  step = dc.waitForEvent('stopped', TIMEOUT);
+  await dc.stepInRequest({ threadId });
+  assert.strictEqual((await step).body.reason, 'step');
+  frames = await topFrame(dc, threadId);
+  assert.deepStrictEqual([frames[0].name, frames[0].line], ['work', LINE_WORK]);
+  dc.removeListener('output', echoed);
+  assert.deepStrictEqual(echoes, []);
 
   // continue: the thread runs, and the conditional breakpoint stops it at the next call.
   const continued = dc.waitForEvent('continued', TIMEOUT);
