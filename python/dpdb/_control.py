@@ -37,8 +37,7 @@ def start():
     if _control is None:
         _control = _Control()
     thread = threading.Thread(target=_control.run, name="dpdb-control", daemon=True)
-    thread.start()
-    _agent.name_own_thread(thread.ident, "control")
+    _agent.start_own_thread(thread, "control")
 
 
 def wait_for_breakpoints():

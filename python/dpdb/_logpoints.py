@@ -219,8 +219,7 @@ def _ensure_sender():
             return
         _sender_pid = os.getpid()
     thread = threading.Thread(target=_send_forever, name="dpdb-logs", daemon=True)
-    thread.start()
-    _agent.name_own_thread(thread.ident, "logs")
+    _agent.start_own_thread(thread, "logs")
 
 
 def _take_batch():

@@ -123,8 +123,7 @@ class _Keeper:
         self.strategies = strategies
         self.stop = threading.Event()
         thread = threading.Thread(target=self.run, name=PAUSED_THREAD, daemon=True)
-        thread.start()
-        _agent.name_own_thread(thread.ident, "paused")
+        _agent.start_own_thread(thread, "paused")
 
     def run(self):
         interval = min(strategy.interval() for strategy in self.strategies)

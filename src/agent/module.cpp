@@ -189,8 +189,14 @@ NB_MODULE(_agent, m) {
         if (ident == 0) return std::nullopt;
         return ident;
     });
-    // `ident` is threading's ident of a thread: its pthread_t.
-    m.def("name_own_thread", [](unsigned long ident, const std::string& role) {
+    // Starts a threading.Thread of dpdb's own: named, and deaf to the program's signals (see
+    // own_threads.hpp). Its ident is its pthread_t.
+    m.def("start_own_thread", [](nb::object thread, const std::string& role) {
+        {
+            const dpdb::agent::ProgramSignalsBlocked blocked;
+            thread.attr("start")();
+        }
+        const auto ident = nb::cast<unsigned long>(thread.attr("ident"));
         dpdb::agent::name_own_thread(static_cast<pthread_t>(ident), role.c_str());
     });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });

@@ -10,4 +10,17 @@ void name_own_thread(pthread_t thread, const char* role) {
     pthread_setname_np(thread, name);
 }
 
+ProgramSignalsBlocked::ProgramSignalsBlocked() {
+    sigset_t program;
+    sigfillset(&program);
+    static const int kFaults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+    for (const int fault : kFaults) sigdelset(&program, fault);
+    for (int realtime = SIGRTMIN; realtime <= SIGRTMAX; ++realtime) sigdelset(&program, realtime);
+    pthread_sigmask(SIG_BLOCK, &program, &previous_);
+}
+
+ProgramSignalsBlocked::~ProgramSignalsBlocked() {
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
 }  // namespace dpdb::agent

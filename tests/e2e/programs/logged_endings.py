@@ -37,9 +37,8 @@ def ends_by(how):
 print("endings ready", flush=True)
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.05)
-if "pool" in sys.argv:
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        print("pool gave %d" % sum(pool.map(pool_work, range(4))), flush=True)
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print("pool gave %d" % sum(pool.map(pool_work, range(4))), flush=True)
 for how in ("os._exit", "SIGTERM", "SIGHUP", "SIGINT"):
     ends_by(how)
 print("endings done", flush=True)
