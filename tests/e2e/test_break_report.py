@@ -5,8 +5,12 @@ within its bound (stopped ones here), by host."""
 import os
 import signal
 import socket
+import subprocess
 
-from conftest import line_of, program, wait_until
+import pytest
+
+from conftest import DPDB, line_of, program, wait_until
+from test_hub import Hub
 
 PROGRAM = program("break_report.py")
 
@@ -33,3 +37,36 @@ def test_the_report_says_armed_pending_and_who_has_not_answered(dpdb):
     wait_until(lambda: "[4 processes]" in dpdb.run("dpdb", "break", "--list").stdout,
                "the stopped worker to arm it once it runs")
     run.sendintr()
+
+
+def test_who_has_not_answered_is_told_by_host(dpdb):
+    # Two jobs, each in a UTS namespace of its own, so that their processes name two hosts.
+    if subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
+        pytest.skip("a host of its own needs a UTS namespace (unshare --uts: root)")
+    hub = Hub(dpdb)
+    runs, stopped = [], []
+    for host in ("hosta", "hostb"):
+        run = dpdb.spawn("unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host,
+                         DPDB, "run", PROGRAM, env=hub.env)
+        run.expect(r"workers (\d+) (\d+) (\d+)")
+        workers = [int(pid) for pid in run.match.groups()]
+        for pid in workers:
+            dpdb.track(pid)
+        runs.append(run)
+        stopped.append(workers[0])
+    processes = dpdb.wait_ls(lambda listing: len(listing["processes"]) == 10, env=hub.env)
+    assert {p["host"] for p in processes["processes"]} == {"hosta", "hostb"}, processes
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        added = dpdb.run("dpdb", "break", "break_report.py:%d" % line_of(PROGRAM, "# line: never"),
+                         env=hub.env)
+        assert added.returncode == 0, added.stderr
+        assert ("armed in 6 processes of 10; pending in 2 (its file not loaded there); 2 have "
+                "not answered yet (hosta 1, hostb 1): they get it when they do"
+                in added.stdout), added.stdout
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    for run in runs:
+        run.sendintr()
