@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "engine/code_tables.hpp"
 #include "engine/condition_guard.hpp"
@@ -13,6 +14,8 @@ namespace dpdb::engine {
 namespace {
 
 constexpr bool kPy313 = PY_VERSION_HEX >= 0x030D0000;
+// Units FOR_ITER's exhausted path skips at its target (END_FOR; 3.13: END_FOR, POP_TOP).
+constexpr int kForExitSkip = kPy313 ? 2 : 1;
 
 // What the builder knows of the running interpreter's opcodes (from the `opcode` module).
 struct Opcodes {
@@ -44,7 +47,8 @@ struct Decoded {
     std::vector<Instr> instrs;
     std::vector<int> index_at;  // instruction index per unit where one starts, else -1
     std::vector<int> line_at;
-    std::vector<char> target;  // a jump or a handler lands there
+    std::vector<char> target;                // a jump or a handler lands there
+    std::vector<std::pair<int, int>> jumps;  // (the jump's first unit, where it lands)
     std::vector<Handler> handlers;
     int first_traceable = 0;
 };
@@ -75,7 +79,13 @@ bool decode(PyObject* code, PyObject* raw, Decoded& d) {
             const int to = g_op.backward[op] ? next - arg : next + arg;
             if (to < 0 || to > d.n) return false;
             d.target[to] = 1;
-            if (op == g_op.for_iter) d.target[to + 1] = 1;  // 3.12's exit lands past END_FOR
+            d.jumps.emplace_back(in.start, to);
+            if (op == g_op.for_iter) {
+                // The exhausted path lands past END_FOR (3.13: and its POP_TOP).
+                d.target[to + 1] = 1;
+                if (to + kForExitSkip <= d.n) d.target[to + kForExitSkip] = 1;
+                d.jumps.emplace_back(in.start, to + kForExitSkip);
+            }
         }
         extended = 0;
         prefix_start = -1;
@@ -111,6 +121,20 @@ bool starts_line(const Decoded& d, int index) {
     if (in.start < d.first_traceable || d.line_at[in.start] < 0) return false;
     if (index == 0 || d.target[in.start]) return true;
     return d.line_at[d.instrs[index - 1].start] != d.line_at[in.start];
+}
+
+// Whether the frame can reach `in` from its own line: falling through from the instruction before,
+// or a jump of the same line. CPython reports no line there (a backward jump's JUMP event aside),
+// where the tail's slow replica would report one: a second hit of the line, or a stop too many.
+bool reached_within_line(const Decoded& d, int index) {
+    const Instr& in = d.instrs[index];
+    const int line = d.line_at[in.start];
+    // After RESUME the line is reported all the same (a generator's first line).
+    const Instr* before = index > 0 ? &d.instrs[index - 1] : nullptr;
+    if (before && before->op != g_op.resume && d.line_at[before->start] == line) return true;
+    for (const auto& [from, to] : d.jumps)
+        if (to == in.start && d.line_at[from] == line) return true;
+    return false;
 }
 
 // The units of one instruction with `arg`, its EXTENDED_ARG prefixes and zeroed caches.
@@ -280,7 +304,8 @@ int fast_copy_init() {
     return rc;
 }
 
-PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, FastCopy** copy) {
+PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyObject* nested,
+                          FastCopy** copy) {
     *copy = nullptr;
     if (!g_op.loaded || !condition_guard_allowed()) return nullptr;
     auto* co = reinterpret_cast<PyCodeObject*>(code);
@@ -291,14 +316,16 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         Py_DECREF(raw);
         return nullptr;
     }
-    const Py_ssize_t base_consts = PyTuple_GET_SIZE(co->co_consts);
+    PyObject* base = nested ? nested : co->co_consts;
+    const Py_ssize_t base_consts = PyTuple_GET_SIZE(base);
     // Every entry of a breakpoint line that can be displaced; the tails' sizes are counted at
     // their widest, so the jumps at the starts know how far they reach.
     std::vector<FastSite> chosen;
     int tail_at = d.n;
     for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
         const int line = d.line_at[d.instrs[i].start];
-        if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line) || !starts_line(d, i))
+        if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line) || !starts_line(d, i) ||
+            reached_within_line(d, i))
             continue;
         FastSite c;
         c.line = line;
@@ -306,7 +333,7 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
         chosen.push_back(c);
         tail_at += tail_units(c, static_cast<int>(base_consts + chosen.size()));
     }
-    if (chosen.empty()) {
+    if (chosen.empty() && !nested) {
         Py_DECREF(raw);
         return nullptr;
     }
@@ -318,7 +345,7 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, Fast
                          PyBytes_GET_SIZE(co->co_exceptiontable));
     PyObject* consts = PyTuple_New(base_consts + static_cast<Py_ssize_t>(chosen.size()));
     for (Py_ssize_t k = 0; consts && k < base_consts; ++k)
-        PyTuple_SET_ITEM(consts, k, Py_NewRef(PyTuple_GET_ITEM(co->co_consts, k)));
+        PyTuple_SET_ITEM(consts, k, Py_NewRef(PyTuple_GET_ITEM(base, k)));
     int line = final_line(co);
     auto* made = new FastCopy;
     bool ok = consts != nullptr;

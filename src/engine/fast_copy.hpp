@@ -61,7 +61,11 @@ int fast_copy_init();
 
 // A copy of `code` with a tail for every entry of the lines in `bp_lines` (sorted) that can take
 // one, or null when none can (no exception) or on failure (an exception set). *copy describes it.
-PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, FastCopy** copy);
+// `nested` (borrowed, or null): the constants the copy gets instead of the code's own, where the
+// code objects of functions it makes (closures, generator expressions, lambdas) are copies; with
+// it a copy is made even when no line can take a tail.
+PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyObject* nested,
+                          FastCopy** copy);
 
 // Whether build_fast_copy is making one now: scan mode's code watcher leaves the copy to
 // fast_swap.cpp, which gives it its events after every reconfiguration.

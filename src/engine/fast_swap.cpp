@@ -3,8 +3,10 @@
 // At every change of breakpoints (a new generation) the functions given copies get their
 // original code back, and a heap scan gives every function whose code holds a line with a
 // conditional breakpoint that can take a tail its copy, through its `__code__` setter (set_code:
-// calls to it specialise again, on 3.13 too). Frames already running keep the code
-// they run, and functions made later from an original (a closure, a method of a class made later)
+// calls to it specialise again, on 3.13 too). A copy's constants hold the copies of the code
+// objects it makes functions of (closures, generator expressions, lambdas, nested functions), so
+// those made by a function running its copy run copies too. Frames already running keep the code
+// they run, and functions made from an original (by module code, or a frame that started before)
 // run it with its line events: slower, never wrong. While breakpoints are disarmed, no function
 // keeps one.
 #include <Python.h>
@@ -139,6 +141,35 @@ int any_conditional_breakpoint() {
     return found;
 }
 
+PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made);
+
+// The constants of `code` with each code object that has a copy replaced by it, so that the
+// functions the code makes at every run (closures, generator expressions, lambdas) run copies;
+// null (a new reference otherwise) where none has one, or on failure with an exception set.
+PyObject* nested_copies(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made) {
+    PyObject* consts = reinterpret_cast<PyCodeObject*>(code)->co_consts;
+    PyObject* replaced = nullptr;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i) {
+        PyObject* item = PyTuple_GET_ITEM(consts, i);
+        PyObject* copy = PyCode_Check(item) ? copy_of(item, made) : nullptr;
+        if (!copy) {
+            if (PyErr_Occurred()) {
+                Py_XDECREF(replaced);
+                return nullptr;
+            }
+            continue;
+        }
+        if (!replaced) {
+            if (!(replaced = PyTuple_New(PyTuple_GET_SIZE(consts)))) return nullptr;
+            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(consts); ++k)
+                PyTuple_SET_ITEM(replaced, k, Py_NewRef(PyTuple_GET_ITEM(consts, k)));
+        }
+        Py_DECREF(PyTuple_GET_ITEM(replaced, i));
+        PyTuple_SET_ITEM(replaced, i, Py_NewRef(copy));
+    }
+    return replaced;
+}
+
 // The copy of `code` for this generation, made once per code object (null: none, or failure
 // with an exception set).
 PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made) {
@@ -156,9 +187,12 @@ PyObject* copy_of(PyObject* code, std::unordered_map<PyObject*, PyObject*>& made
     if (breaks_of_file(co->co_filename, &lines, &canonic) < 0) return nullptr;
     std::vector<int> conditional;
     if (lines && conditional_lines(canonic, *lines, conditional) < 0) return nullptr;
-    if (!conditional.empty()) {
+    PyObject* nested = lines ? nested_copies(code, made) : nullptr;
+    if (!nested && PyErr_Occurred()) return nullptr;
+    if (!conditional.empty() || nested) {
         FastCopy* described = nullptr;
-        copy = build_fast_copy(code, conditional, &described);
+        copy = build_fast_copy(code, conditional, nested, &described);
+        Py_XDECREF(nested);
         if (copy) {
             CodeInfo* info = code_info(copy);
             if (!info) {

@@ -356,12 +356,13 @@ PyObject* on_line(PyObject*, PyObject* const* args, Py_ssize_t) {
     int line = PyLong_AsLong(args[1]);
     CodeInfo* known = known_code_info(code);
     // The common hit of a hot conditional breakpoint, from what the line's last hit learned.
-    if (known && !known->fast && !st.any_nontrivial &&
+    // A copy that took no line (it only carries copies of its nested code) is the code's own.
+    if (known && (!known->fast || known->fast->sites.empty()) && !st.any_nontrivial &&
         conditions_false_known_running(code, known, line))
         return none();
     CodeInfo* info = known ? known : code_info(code);
     if (!info) return nullptr;
-    if (info->fast) return fast_copy_line(code, info, line);
+    if (info->fast && !info->fast->sites.empty()) return fast_copy_line(code, info, line);
     return line_event(code, info, line);
 }
 

@@ -493,3 +493,17 @@ def test_superinstructions_come_back_after_a_step(mode):
         "s", "c", "p created, after", "c"], engine=mode)
     assert "total 602 " in out, out
     assert "(Pdb) (4, %d)\n" % (0 if mode == "nosuper" else 4) in out, out
+
+
+@needs_native
+@pytest.mark.parametrize("mode", ["native", "noguard"])
+def test_functions_made_at_every_call_run_guarded_copies(mode):
+    # add() is made anew by each call of make_adder(): `n < 0` on its line is learned at the
+    # first of its 4 hits, and the 3 after are answered by the guard in its code's tail (3.12+:
+    # make_adder's copy makes functions of add's copy; 3.9-3.11: the gate runs add's patched code).
+    rc, out = run_driver("dpdb", "kinds.py", [
+        "b 66, n < 0", "b 89", "c", "b", STATS, "cl", "y", "c"], engine=mode)
+    assert "breakpoint already hit 4 times" in out, out
+    assert "adders [10, 11, 12, 13]" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_guarded"] == (3 if mode == "native" else 0), stats

@@ -263,10 +263,41 @@ SCENARIOS = {
     "caller_running_kept": ("caller_bp.py", [
         "b work", "c", "p n", "b 8", "c", "p n", "c", "p n", "c", "p n", "cl", "y", "c",
     ]),
+    # Conditions in each kind of code whose line the engine once left to line events (a `while`
+    # and a `for` header, comprehensions, generator expressions, generators and coroutines, a
+    # multi-line call, a closure made per call): stops, ignore counts, raising conditions (a
+    # genexpr's name unbound in the frame around it), `j`, stepping, commands, hit counts.
+    "condition_kinds_loops": ("kinds.py", [
+        "b 8, i > 1", "ignore 1 2", "b 89", "c", "p i, total", "n", "n", "n", "p i",
+        "condition 1 i < 0", "b 40, total == 3", "b 46, n < 0", "c", "p item, total", "j 41",
+        "n", "p item, total", "c", "b", "cl", "y", "c",
+    ]),
+    "condition_kinds_generators": ("kinds.py", [
+        "b 23, v == 3", "b 27, depth == 2", "b 33, depth == 1", "b 89", "c",
+        "p scale", "c", "p v, scale", "c", "p v, scale", "c", "p depth", "n", "n", "p depth", "c",
+        "p depth", "c", "b", "cl", "y", "c",
+    ]),
+    # A generator expression made anew at each run of its line (KNOWN_DIFFERENCES).
+    "condition_kinds_genexpr_again": ("kinds.py", [
+        "b 17, limit < 0", "b 82", "c", "b", "cl", "y", "c",
+    ]),
+    "condition_kinds_calls": ("kinds.py", [
+        "b 56, i == 2", "commands 1", "silent", "p 'multi', i, total", "end", "b 66, n == 2",
+        "b 89", "c", "c", "c", "p x, n", "c", "b", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
     ]),
+}
+
+# Scenarios where dpdb's engine is known to differ from pdb: (when, why). Strict: once mended,
+# the scenario fails until taken out of here.
+KNOWN_DIFFERENCES = {
+    "condition_kinds_genexpr_again": (
+        sys.version_info >= (3, 12),
+        "3.12+: in the second and later generator expressions made from the same code, the line "
+        "event after the first resume does not reach the engine (pdb counts 11 hits, dpdb 9)"),
 }
 
 MODES = ["native", "nocond", "condpy", "noguard", "bdb"] + (
@@ -295,9 +326,12 @@ def reference():
 @pytest.mark.parametrize("audit_hook", [False, True], ids=["", "audit_hook"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_parity(name, mode, audit_hook, reference):
+def test_parity(name, mode, audit_hook, reference, request):
     if mode != "bdb" and native_import_error():
         pytest.skip("dpdb._engine_native cannot be imported: %s" % native_import_error())
+    known, why = KNOWN_DIFFERENCES.get(name, (False, ""))
+    if known and mode != "bdb":
+        request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     program, commands = SCENARIOS[name]
     want_rc, want = reference(name, audit_hook)
     got_rc, got = run_driver("dpdb", program, commands, engine=mode, audit_hook=audit_hook)
