@@ -27,6 +27,7 @@
 #include "cli/hub_locator.hpp"
 #include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
+#include "cli/program_command.hpp"
 #include "cli/program_terminal.hpp"
 #include "cli/site_customize.hpp"
 #include "common/runtime_dir.hpp"
@@ -241,9 +242,8 @@ int run_command(const RunOptions& options) {
     }
     prepend_env_path("PYTHONPATH", boot_dir);
 
-    std::vector<std::string> argv = {python};
-    if (!options.module.empty()) argv.insert(argv.end(), {"-m", options.module});
-    argv.insert(argv.end(), options.args.begin(), options.args.end());
+    set_environment_for_embedders();
+    const auto argv = program_command(python, options.module, options.args);
 
     std::unique_ptr<wire::Channel> channel;
     if (embedded) {
