@@ -26,6 +26,7 @@ _FIRST_LIST_WAIT = float(os.environ.get("DPDB_START_WAIT", "5"))
 
 _started_in = None  # the pid whose control thread runs: after fork the child needs its own
 _control = None  # the process's one _Control, inherited by forked children
+_dump_signal = None  # faulthandler's, once registered
 
 
 def start():
@@ -40,6 +41,22 @@ def start():
     _agent.start_own_thread(thread, "control")
 
 
+def stop():
+    """Undoes start() and the link's start, after a start-up that failed: no thread of dpdb's,
+    no signal handler of its own is left in the process."""
+    global _started_in, _dump_signal
+    if _started_in != os.getpid():
+        return
+    _started_in = None
+    _agent.stop()  # the control thread is handed "stop" and ends
+    if _dump_signal is not None:
+        import faulthandler
+
+        faulthandler.unregister(_dump_signal)
+        _dump_signal = None
+    _agent.disable_dumps()
+
+
 def wait_for_breakpoints():
     """At start-up: returns once the hub's breakpoints are armed here (bounded), or at once if
     no hub answered the first attempt to connect."""
@@ -51,6 +68,7 @@ def _report_faults():
     """faulthandler on a spare real-time signal writes every thread's stack into the agent's
     pipe, without the GIL: for stacks when Python cannot answer, and for fatal signals. The
     program's own faulthandler and signal handlers keep working (ours pass signals on)."""
+    global _dump_signal
     import faulthandler
 
     try:
@@ -59,6 +77,7 @@ def _report_faults():
     except (ValueError, OSError, RuntimeError) as error:
         sys.stderr.write("dpdb: no stacks without the GIL in pid %d: %s\n" % (os.getpid(), error))
         return
+    _dump_signal = number
     _agent.enable_dumps(number)
     if os.environ.get("DPDB_CRASH_REPORTS", "1") != "0":
         _agent.install_crash_handlers()
@@ -90,6 +109,8 @@ class _Control:
                     _identity.refresh()
                     continue
                 kind, body = event
+                if kind == "stop":
+                    return
                 message = json.loads(body)
                 if kind == "breakpoints":
                     self.breakpoints.update(message["list"])

@@ -32,6 +32,9 @@ std::atomic<pid_t> g_pipe_pid{0};
 std::atomic<bool> g_crash_reported{false};
 std::atomic<bool> g_in_crash{false};
 struct sigaction g_previous[sizeof(kFatalSignals) / sizeof(int)];
+// Once per program image: a forked child inherits them, and installing them again would make
+// our handler its own "previous" one.
+std::atomic<bool> g_crash_handlers_installed{false};
 
 // Requests Python has answered, the GIL as seen when a native dump was taken, and the lock that
 // keeps a dump at a time in the pipe.
@@ -95,7 +98,10 @@ void read_dumps(int fd) {
     for (;;) {
         const ssize_t n = ::read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
+        if (n <= 0) {
+            ::close(fd);  // disable_dumps closed the other end, and left this one to us
+            return;
+        }
         buffer.append(chunk, static_cast<std::size_t>(n));
         for (;;) {
             const auto begin = buffer.find(kBegin);
@@ -187,11 +193,21 @@ void enable_dumps(int signal) {
     g_dump_signal = signal;
 }
 
+void disable_dumps() {
+    g_dump_signal = 0;
+    if (g_crash_handlers_installed.exchange(false)) {
+        for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
+            ::sigaction(kFatalSignals[i], &g_previous[i], nullptr);
+        }
+    }
+    if (g_pipe_pid != ::getpid()) return;
+    g_pipe_pid = 0;
+    g_pipe_read = -1;  // the reader closes it when it sees the end of the pipe
+    ::close(g_pipe_write.exchange(-1));
+}
+
 void install_crash_handlers() {
-    // Once per program image: a forked child inherits them, and installing them again would
-    // make our handler its own "previous" one.
-    static std::atomic<bool> installed{false};
-    if (installed.exchange(true)) return;
+    if (g_crash_handlers_installed.exchange(true)) return;
     struct sigaction action {};
     action.sa_sigaction = crash_handler;
     sigemptyset(&action.sa_mask);

@@ -15,6 +15,10 @@ int dump_pipe();
 // Called once faulthandler is registered for `signal`: from now on dumps can be taken.
 void enable_dumps(int signal);
 
+// Undoes enable_dumps and install_crash_handlers, and ends the reader thread (a start-up that
+// failed leaves nothing behind). Python unregisters faulthandler's signal first.
+void disable_dumps();
+
 // Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGABRT and SIGILL that send the signal and the
 // stacks of every thread to the hub, then let the previous handler (the program's own, or
 // faulthandler's, or the default) do what it would have done.

@@ -95,6 +95,7 @@ bool Link::start(const std::string& address, const std::string& secret,
     parse_object(proc_json);
     std::unique_lock<std::mutex> lock(mutex_);
     if (!started_) {
+        control_inbox_.clear();  // a stop meant for a control thread of an earlier start
         address_ = std::move(parsed);
         secret_ = secret;
         secret_file_ = secret_file;
@@ -125,6 +126,19 @@ bool Link::connected() const {
 bool Link::started() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return started_;
+}
+
+void Link::stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!started_) return;
+    started_ = false;
+    ++generation_;  // the I/O thread ends at its next look
+    for (const auto& open : {channel_, connecting_}) {
+        if (open) open->close();
+    }
+    connected_ = false;
+    control_inbox_.push_back(Event{"stop", "{}"});
+    changed_.notify_all();
 }
 
 void Link::start_thread_locked() {
@@ -320,7 +334,7 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     if (started_) start_thread_locked();
 }
 
-bool Link::connect_once() {
+bool Link::connect_once(std::uint64_t generation) {
     std::string secret;
     std::string secret_file;
     std::string proc_json;
@@ -356,6 +370,10 @@ bool Link::connect_once() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     connecting_.reset();
+    if (generation_ != generation) {  // stopped during the handshake
+        channel->close();
+        return false;
+    }
     channel_ = channel;
     connected_ = true;
     ever_connected_ = true;
@@ -385,14 +403,16 @@ void Link::run_io(std::uint64_t generation) {
     // of it, so that they do not all dial again in step.
     std::minstd_rand random(std::random_device{}());
     while (current()) {
-        if (!connect_once()) {
+        if (!connect_once(generation)) {
+            std::uniform_int_distribution<long> spread(backoff.count() / 2, backoff.count());
             {
-                std::lock_guard<std::mutex> lock(mutex_);
+                std::unique_lock<std::mutex> lock(mutex_);
                 attempted_ = true;
                 changed_.notify_all();
+                // A stop ends the wait.
+                changed_.wait_for(lock, std::chrono::milliseconds(spread(random)),
+                                  [&] { return generation_ != generation; });
             }
-            std::uniform_int_distribution<long> spread(backoff.count() / 2, backoff.count());
-            std::this_thread::sleep_for(std::chrono::milliseconds(spread(random)));
             backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
             continue;
         }

@@ -46,6 +46,9 @@ class Link {
     // Waits until the first attempt to connect has ended, either way; returns whether connected.
     bool wait_first_attempt(std::chrono::milliseconds limit);
     bool started() const;
+    // Undoes start: the I/O thread ends, the connection closes, and the control thread is handed
+    // a "stop" event. For a start-up that failed (an attach that could not reach its hub).
+    void stop();
     void update_process(const std::string& proc_json);
 
     std::int64_t open_session(const std::string& info_json);
@@ -84,7 +87,7 @@ class Link {
 
     Link();
     void run_io(std::uint64_t generation);
-    bool connect_once();
+    bool connect_once(std::uint64_t generation);
     void dispatch(const wire::Message& message);
     void deliver(std::int64_t sid, Event event);
     void start_thread_locked();

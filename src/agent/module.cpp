@@ -110,6 +110,7 @@ NB_MODULE(_agent, m) {
         nb::arg("address"), nb::arg("secret"), nb::arg("secret_file"), nb::arg("proc_json"),
         nb::arg("connect_wait"));
     m.def("started", [&link] { return link.started(); });
+    m.def("stop", [&link] { without_gil([&] { link.stop(); }); });
     m.def("connected", [&link] { return link.connected(); });
     m.def("wait_connected", [&link](double seconds) {
         return without_gil([&] { return link.wait_connected(to_ms(seconds)); });
@@ -166,6 +167,7 @@ NB_MODULE(_agent, m) {
     m.def("dump_pipe", [] { return dpdb::agent::dump_pipe(); });
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
+    m.def("disable_dumps", [] { dpdb::agent::disable_dumps(); });
     // A signal's action as the kernel has it (see signal_actions): saved, put back, compared.
     m.def("signal_action", [](int signal) {
         const std::string action = dpdb::agent::signal_action(signal);

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import DPDB, PROMPT, finish, line_of, program
+from conftest import DPDB, PROMPT, finish, line_of, program, wait_until
 
 TARGET = program(os.path.join("attach", "target.py"))
 PREFORK = program(os.path.join("attach", "prefork.py"))
@@ -24,12 +24,12 @@ ANSWER = "result True 42"  # work(14)
 class Target:
     """A program started plainly, its output read line by line."""
 
-    def __init__(self, dpdb, *args, script=TARGET, python=PLAIN_PYTHON, env=None):
+    def __init__(self, dpdb, *args, script=TARGET, python=PLAIN_PYTHON, env=None, wrapper=()):
         self.stop_file = os.path.join(dpdb.root, "stop")
         env = dict({k: v for k, v in dpdb.env.items()
                     if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")},
                    **(env or {}))
-        argv = [python, "-u", script] + ([self.stop_file] if script == TARGET else []) + list(args)
+        argv = list(wrapper) + [python, "-u", script] + ([self.stop_file] if script == TARGET else []) + list(args)
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True,
                                         start_new_session=True)
         self.pid = self.process.pid
@@ -168,6 +168,32 @@ def test_an_attach_that_gives_up_leaves_nothing_running(dpdb, target):
     program_.expect("regex took")
     time.sleep(0.5)
     assert all(p["pid"] != program_.pid for p in dpdb.ls()["processes"])
+    program_.finish()
+
+
+def test_a_start_up_that_fails_leaves_no_thread_of_dpdb_behind(dpdb, target):
+    # The agent loads but cannot reach the hub: in the target's mount namespace the hub's
+    # socket is /dev/null. Its link, control and dump threads were left running for good.
+    if subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip("hiding the hub from the target needs a mount namespace (root)")
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect("dpdb hub listening on unix:(\\S+)\r\n")
+    hidden = hub.match.group(1)
+    program_ = target("sleep", wrapper=["unshare", "--mount", "--propagation", "private", "sh",
+                                        "-c", 'mount --bind /dev/null "$0" && exec "$@"', hidden])
+    program_.expect("ready")
+    done = attach(dpdb, program_.pid, "--no-pause")
+    assert done.returncode == 1, done.stdout
+    assert "the agent could not reach the hub at unix:%s within 5s" % hidden in done.stderr
+
+    def own_threads():
+        names = []
+        for task in os.listdir("/proc/%d/task" % program_.pid):
+            with open("/proc/%d/task/%s/comm" % (program_.pid, task)) as comm:
+                names.append(comm.read().strip())
+        return [name for name in names if name.startswith("dpdb-")]
+
+    wait_until(lambda: own_threads() == [], "no thread of dpdb's in the target")
     program_.finish()
 
 
