@@ -172,6 +172,8 @@ void Adapter::attach(const Json& request) {
     if (channel_) return fail(request, "already attached");
     const auto& args = arguments(request);
     attach_arguments_ = args;
+    const auto mine = args.find("justMyCode");
+    just_my_code_ = mine == args.end() || !mine->is_boolean() || mine->get<bool>();
     if (args.contains("pid")) {
         only_pid_ = number(args, "pid");
         if (only_pid_ <= 0) return fail(request, "\"pid\" names a process: a positive number");

@@ -88,6 +88,7 @@ class Adapter {
     void configuration_done(const wire::Json& request);
     void threads(const wire::Json& request);
     void stack_trace(const wire::Json& request);
+    wire::Json shown_frames(const wire::Json& frames) const;
     void scopes(const wire::Json& request);
     void variables(const wire::Json& request);
     void set_variable(const wire::Json& request);
@@ -166,6 +167,7 @@ class Adapter {
     // A child session: the one process it shows. The job's session: the processes it started a
     // child session for, until they end.
     std::int64_t only_pid_ = 0;
+    bool just_my_code_ = true;  // the attach's "justMyCode"
     bool job_session_ = false;
     std::map<std::int64_t, bool> children_;  // pid -> still running
     // The job's first process (its exit status is the IDE's exitCode), and its status once seen;

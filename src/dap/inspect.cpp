@@ -21,7 +21,7 @@ void Adapter::stack_trace(const Json& request) {
     const auto levels = number(args, "levels");
     const auto id = thread.id;
     inspect(request, thread, {{"command", "stack"}}, [this, request, id, first, levels](auto& m) {
-        const auto all = m["body"].value("frames", Json::array());
+        const auto all = shown_frames(m["body"].value("frames", Json::array()));
         Json frames = Json::array();
         for (std::size_t i = first; i < all.size(); ++i) {
             if (levels > 0 && static_cast<std::int64_t>(frames.size()) == levels) break;
@@ -41,6 +41,45 @@ void Adapter::stack_trace(const Json& request) {
         }
         respond(request, {{"stackFrames", std::move(frames)}, {"totalFrames", all.size()}});
     });
+}
+
+namespace {
+
+bool contains(const std::string& path, const char* part) {
+    return path.find(part) != std::string::npos;
+}
+
+bool ends_with(const std::string& text, const std::string& end) {
+    return text.size() >= end.size() &&
+           text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// Code the user did not write: the standard library, installed packages, dpdb.
+bool library_code(const std::string& path) {
+    if (path.rfind("<frozen ", 0) == 0) return true;
+    if (contains(path, "/site-packages/") || contains(path, "/dist-packages/")) return true;
+    return contains(path, "/lib/python3");
+}
+
+// multiprocessing's start of a child process: a forked child never returns below it (it ends in
+// os._exit), so the frames under it are the parent's, from before the fork.
+bool child_start(const Json& frame) {
+    return text(frame, "name") == "_bootstrap" &&
+           ends_with(text(frame, "path"), "/multiprocessing/process.py");
+}
+
+}  // namespace
+
+// justMyCode (on unless the attach says false, as debugpy): the stop's own frame, and below it
+// the frames of the user's code down to the start of a multiprocessing child.
+Json Adapter::shown_frames(const Json& frames) const {
+    if (!just_my_code_) return frames;
+    Json shown = Json::array();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        if (i > 0 && child_start(frames[i])) break;
+        if (i == 0 || !library_code(text(frames[i], "path"))) shown.push_back(frames[i]);
+    }
+    return shown;
 }
 
 void Adapter::inspect_handle(const Json& request, const char* key, const char* field, Json question,
@@ -83,19 +122,25 @@ Json Adapter::variable(const Thread& thread, const Json& item, const char* value
 
 void Adapter::variables(const Json& request) {
     const auto& args = arguments(request);
-    inspect_handle(request, "variablesReference", "ref",
-                   {{"command", "variables"},
-                    {"start", number(args, "start")},
-                    {"count", number(args, "count")}},
-                   [this](const Thread& thread, const Json& body) {
-                       Json list = Json::array();
-                       for (const auto& item : body.value("variables", Json::array())) {
-                           Json entry = variable(thread, item, "value");
-                           entry["name"] = text(item, "name");
-                           list.push_back(std::move(entry));
-                       }
-                       return Json{{"variables", std::move(list)}};
-                   });
+    inspect_handle(
+        request, "variablesReference", "ref",
+        {{"command", "variables"},
+         {"start", number(args, "start")},
+         {"count", number(args, "count")}},
+        [this](const Thread& thread, const Json& body) {
+            Json list = Json::array();
+            for (const auto& item : body.value("variables", Json::array())) {
+                Json entry = variable(thread, item, "value");
+                entry["name"] = text(item, "name");
+                list.push_back(std::move(entry));
+            }
+            // A module's __name__, __builtins__ and the like after its own names.
+            std::stable_partition(list.begin(), list.end(), [](const Json& entry) {
+                const auto name = text(entry, "name");
+                return !(name.size() > 4 && name.rfind("__", 0) == 0 && ends_with(name, "__"));
+            });
+            return Json{{"variables", std::move(list)}};
+        });
 }
 
 void Adapter::set_variable(const Json& request) {

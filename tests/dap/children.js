@@ -7,7 +7,8 @@
 // stops while another thread of its session has the focus is continued at once. With one session
 // per process none of the workers' stops may be lost that way: the three stay stopped until each
 // is resumed on its own, and the job then ends.
-// Environment: DPDB, DPDB_HUB, PROGRAM (dap_pool.py), LINE_TASK; PORT/HOST as for drive.js.
+// Environment: DPDB, DPDB_HUB, PROGRAM (dap_pool.py), LINE_TASK, JUST_MY_CODE; PORT/HOST as for
+// drive.js.
 // Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
 'use strict';
 const assert = require('assert');
@@ -16,6 +17,8 @@ const { TIMEOUT, connect, topFrame, pidOf } = require('./client');
 
 const env = process.env;
 const LINE_TASK = Number(env.LINE_TASK);
+// justMyCode as the attach leaves it (on), or "off": false in the attach configuration.
+const JUST_MY_CODE = env.JUST_MY_CODE !== 'off';
 
 // `promise`, or an error saying `what()` did not come within `ms`.
 function bounded(promise, ms, what) {
@@ -68,7 +71,8 @@ async function main() {
   let allStopped = null;
   const threeStopped = new Promise((resolve) => { allStopped = resolve; });
   const onStop = () => { stoppedSessions += 1; if (stoppedSessions === 3) allStopped(); };
-  const dc = await connect({ name: 'dpdb', type: 'python', request: 'attach' }, async (dc, init) => {
+  const attach = { name: 'dpdb', type: 'python', request: 'attach', ...(JUST_MY_CODE ? {} : { justMyCode: false }) };
+  const dc = await connect(attach, async (dc, init) => {
     assert.ok(init.body.supportsConfigurationDoneRequest);
     // Reverse requests: DebugClient drops them (they are no response of its own), so they are
     // taken before it sees them.
@@ -117,6 +121,20 @@ async function main() {
     const frames = await topFrame(worker.dc, worker.focus);
     assert.strictEqual(frames[0].name, 'work');
     assert.strictEqual(frames[0].line, LINE_TASK);
+    const names = frames.map((f) => f.name);
+    if (JUST_MY_CODE) {
+      // multiprocessing's frames hidden, and the main process's from before the fork.
+      assert.deepStrictEqual(names, ['work']);
+    } else {
+      for (const name of ['worker', '_bootstrap', '<module>']) assert.ok(names.includes(name), JSON.stringify(names));
+    }
+    // Globals: the module's own names first, its dunders after them.
+    const scopes = (await worker.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+    const globals = scopes.find((scope) => scope.name === 'Globals');
+    assert.ok(globals, JSON.stringify(scopes));
+    const variables = (await worker.dc.variablesRequest({ variablesReference: globals.variablesReference })).body.variables.map((v) => v.name);
+    assert.ok(variables.indexOf('work') >= 0 && variables.indexOf('work') < variables.indexOf('__name__'), JSON.stringify(variables));
+    assert.ok(!variables[0].startsWith('__'), JSON.stringify(variables));
   }
   // Resumed one by one: the others stay stopped (their frames still answer) until their turn.
   const seen = { pids, resumed: [] };

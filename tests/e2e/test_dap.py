@@ -199,7 +199,8 @@ def test_each_process_its_own_child_session(dpdb, over):
     """A client that takes startDebugging gets a child session per process (on stdio another
     `dpdb dap`, over --listen another connection while the job's stays): three pool workers
     stop, each in its own, none continued by a client that continues threads stopping while
-    another has the focus (nvim-dap's default), each resumed on its own; the job then ends."""
+    another has the focus (nvim-dap's default), each resumed on its own; the job then ends.
+    Their stacks with justMyCode (stdio: its default, on) and without (tcp: off)."""
     needs_node()
     job = Job(dpdb, start=False, script=POOL, beat=False)
     server = None
@@ -213,7 +214,8 @@ def test_each_process_its_own_child_session(dpdb, over):
             line = server.stderr.readline()
             found = re.search(r"listening on 127.0.0.1:(\d+)", line)
             assert found, line
-            port = {"PORT": found.group(1), "HOST": "127.0.0.1"}
+            # And with justMyCode off: the frames of multiprocessing and of the parent shown.
+            port = {"PORT": found.group(1), "HOST": "127.0.0.1", "JUST_MY_CODE": "off"}
         seen = driven_after_the_attach(job, "children", driver=CHILDREN, PROGRAM=POOL,
                                        LINE_TASK=str(line_of(POOL, "dap_pool: a worker's task")),
                                        **port)
