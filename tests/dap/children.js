@@ -118,6 +118,8 @@ async function main() {
     const threads = (await worker.dc.threadsRequest()).body.threads;
     assert.strictEqual(threads.length, 1, JSON.stringify(threads));
     assert.strictEqual(pidOf(threads[0].name), worker.configuration.pid);
+    // Named by its launcher after it connected: the name it has now.
+    assert.match(threads[0].name, /^pid \d+ ForkPoolWorker-\d+$/);
     const frames = await topFrame(worker.dc, worker.focus);
     assert.strictEqual(frames[0].name, 'work');
     assert.strictEqual(frames[0].line, LINE_TASK);

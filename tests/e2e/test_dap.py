@@ -490,3 +490,29 @@ def test_malformed_input_gets_error_responses_and_the_adapter_lives_on(dpdb):
         if adapter.poll() is None:
             adapter.kill()
             adapter.wait()
+
+
+def test_an_attach_naming_a_process_it_cannot_show_says_why(dpdb, job):
+    """A child session's attach names its process by "pid": a pid that is no number above 0, or
+    no process of the job, is an error response, and the adapter lives on or ends, never hangs."""
+    adapter = subprocess.Popen([DPDB, "dap"], env=dict(dpdb.env, **job.env),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        requests = [({"adapterID": "python"}, "initialize", None),
+                    ({"pid": -3}, "attach", '"pid" names a process'),
+                    ({"pid": 2 ** 31 - 1}, "attach", "no process 2147483647 in this job")]
+        for seq, (arguments, command, refusal) in enumerate(requests, 1):
+            adapter.stdin.write(frame({"seq": seq, "type": "request", "command": command,
+                                       "arguments": arguments}))
+            adapter.stdin.flush()
+            answer = read_message(adapter.stdout)
+            assert answer["request_seq"] == seq, answer
+            assert answer["success"] is (refusal is None), answer
+            assert refusal is None or refusal in answer["message"], answer
+        # Nothing to show: the adapter has ended.
+        assert adapter.wait(timeout=TIMEOUT) == 0
+    finally:
+        if adapter.poll() is None:
+            adapter.kill()
+            adapter.wait()

@@ -14,6 +14,11 @@ def work(n):
 if __name__ == "__main__":
     print("dap_pool main %d" % os.getpid(), flush=True)
     print("dap_pool to stderr", file=sys.stderr, flush=True)
-    with multiprocessing.get_context("fork").Pool(3) as pool:
-        results = pool.map(work, range(3), chunksize=1)
+    # close and join: the workers end on their own once their tasks are done. (`with Pool()`
+    # terminates them: after paused workers, that hung about one run in six, a worker left
+    # running and the pool's main process waiting: an agent matter, not the IDE's.)
+    pool = multiprocessing.get_context("fork").Pool(3)
+    results = pool.map(work, range(3), chunksize=1)
+    pool.close()
+    pool.join()
     print("dap_pool results %s" % results, flush=True)
