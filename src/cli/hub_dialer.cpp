@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/runtime_dir.hpp"
+
 namespace dpdb::cli {
 namespace {
 
@@ -22,13 +24,15 @@ struct HubDialer::Shared {
     bool connected = false;
     std::string failure;
     std::unique_ptr<wire::Channel> channel;
-    HubTarget target;
 };
 
-HubDialer::HubDialer(std::string joined) : shared_(std::make_shared<Shared>()) {
+HubDialer::HubDialer(HubAddress address, std::string secret, std::string secret_file)
+    : shared_(std::make_shared<Shared>()) {
     // The thread owns a reference to what it shares with us: it may outlive the dialer while a
-    // connect blocks, and is detached for that reason.
-    std::thread([shared = shared_, joined = std::move(joined)] {
+    // connect blocks, and is detached for that reason. It reads no environment (the main thread
+    // changes it for the program).
+    std::thread([shared = shared_, address = std::move(address), secret = std::move(secret),
+                 secret_file = std::move(secret_file)] {
         std::minstd_rand random(std::random_device{}());
         auto backoff = std::chrono::milliseconds(kFirstRedial);
         for (;;) {
@@ -36,8 +40,8 @@ HubDialer::HubDialer(std::string joined) : shared_(std::make_shared<Shared>()) {
             HubTarget target;
             std::string failure;
             try {
-                // The secret is read at every attempt: a hub that starts later writes its file.
-                target = locate_hubs(joined).front();
+                target.address = address;
+                target.secret = secret.empty() ? read_private_file(secret_file) : secret;
                 connect_client(*channel, target);
             } catch (const std::exception& error) {
                 failure = error.what();
@@ -46,7 +50,6 @@ HubDialer::HubDialer(std::string joined) : shared_(std::make_shared<Shared>()) {
             if (shared->stopped) return;
             if (failure.empty()) {
                 shared->channel = std::move(channel);
-                shared->target = std::move(target);
                 shared->connected = true;
                 shared->changed.notify_all();
                 return;
@@ -88,11 +91,6 @@ std::string HubDialer::last_failure() const {
 std::unique_ptr<wire::Channel> HubDialer::take_channel() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     return std::move(shared_->channel);
-}
-
-HubTarget HubDialer::target() const {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    return shared_->target;
 }
 
 }  // namespace dpdb::cli

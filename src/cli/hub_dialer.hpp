@@ -14,9 +14,11 @@ namespace dpdb::cli {
 
 class HubDialer {
   public:
-    // Starts dialling `joined` at once; after a failure, again with backoff (up to kMaxRedial)
-    // and jitter, so that the jobs of a cluster do not dial in step.
-    explicit HubDialer(std::string joined);
+    // Starts dialling `address` at once; after a failure, again with backoff (up to kMaxRedial)
+    // and jitter, so that the jobs of a cluster do not dial in step. The secret is `secret`, or
+    // else the content of `secret_file`, read at every attempt (a Unix-socket hub started later
+    // writes its token file then).
+    HubDialer(HubAddress address, std::string secret, std::string secret_file);
     // Stops dialling. A connect still under way ends with the process, never holding it up.
     ~HubDialer();
     HubDialer(const HubDialer&) = delete;
@@ -28,10 +30,9 @@ class HubDialer {
     bool wait_first_attempt(std::chrono::milliseconds limit);
     // Why the last attempt failed (empty before the first has ended).
     std::string last_failure() const;
-    // After wait() said true: the connected client channel and the hub it reached. The dialer
-    // then makes no other connection.
+    // After wait() said true: the connected client channel. The dialer then makes no other
+    // connection.
     std::unique_ptr<wire::Channel> take_channel();
-    HubTarget target() const;
 
     static constexpr auto kMaxRedial = std::chrono::seconds(2);
 

@@ -26,15 +26,20 @@ bool hub_answers(const HubAddress& address) {
     return true;
 }
 
+std::string hub_secret_file(const HubAddress& address) {
+    if (const char* file = std::getenv("DPDB_TOKEN_FILE"); file != nullptr && *file != '\0') {
+        return file;
+    }
+    if (address.kind == HubAddress::Kind::Unix) return token_path_for_socket(address.path);
+    return "";
+}
+
 std::string secret_for(const HubAddress& address) {
     if (const char* token = std::getenv("DPDB_TOKEN"); token != nullptr && *token != '\0') {
         return token;
     }
-    if (const char* file = std::getenv("DPDB_TOKEN_FILE"); file != nullptr && *file != '\0') {
+    if (const std::string file = hub_secret_file(address); !file.empty()) {
         return read_private_file(file);
-    }
-    if (address.kind == HubAddress::Kind::Unix) {
-        return read_private_file(token_path_for_socket(address.path));
     }
     throw std::runtime_error("no secret for hub " + address.to_string() +
                              ": set DPDB_TOKEN or DPDB_TOKEN_FILE");

@@ -24,6 +24,8 @@ bool hub_answers(const HubAddress& address);
 
 // DPDB_TOKEN if set, else the 0600 file beside a Unix socket.
 std::string secret_for(const HubAddress& address);
+// The file secret_for() reads the secret from when DPDB_TOKEN does not give it ("" if none).
+std::string hub_secret_file(const HubAddress& address);
 
 // Connects as a client; throws std::runtime_error with a one-line reason.
 void connect_client(wire::Channel& channel, const HubTarget& target);

@@ -182,25 +182,16 @@ int run_command(const RunOptions& options) {
     if (joined.empty()) {
         if (const char* env = std::getenv("DPDB_HUB"); env != nullptr) joined = env;
     }
+    std::string secret_file;  // a joined hub's, when its secret cannot be read yet
     if (!joined.empty()) {
         target.address = HubAddress::parse(joined);  // a bad address is the user's to fix now
-        dialer = std::make_unique<HubDialer>(joined);
-        if (dialer->wait_first_attempt(kFirstDialWait)) {
-            target = dialer->target();
-        } else {
-            // The job never waits on the debugger: a hub that is down, restarting or cut off
-            // is dialled on in the background, and the program's agents dial it themselves.
-            std::string why = dialer->last_failure();
-            if (why.empty()) why = "no answer from the hub at " + joined + " yet";
-            std::fprintf(stderr,
-                         "dpdb: %s; the program runs, and is debuggable once the hub answers\n",
-                         why.c_str());
-            try {
-                target.secret = secret_for(target.address);
-            } catch (const std::exception&) {
-                // Not readable yet (a Unix-socket hub writes its token file when it starts):
-                // the agents read it themselves at every attempt, as without `dpdb run`.
-            }
+        try {
+            target.secret = secret_for(target.address);
+        } catch (const std::exception&) {
+            // A Unix-socket hub not started yet writes its token file when it starts; a hub
+            // given no secret at all is the user's to fix now.
+            secret_file = hub_secret_file(target.address);
+            if (secret_file.empty()) throw;
         }
     } else {
         const std::string program =
@@ -250,6 +241,19 @@ int run_command(const RunOptions& options) {
         channel = std::make_unique<wire::Channel>();
         connect_client(*channel, target);
         keep_from_program(embedded->socket_path());
+    } else {
+        // Started once the environment is the program's: the dialer's thread reads it too.
+        dialer = std::make_unique<HubDialer>(target.address, target.secret, secret_file);
+        if (!dialer->wait_first_attempt(kFirstDialWait)) {
+            // The job never waits on the debugger: a hub that is down, restarting or cut off
+            // is dialled on in the background, and the program's agents dial it themselves
+            // (reading the secret's file at every attempt when there is no key to give them).
+            std::string why = dialer->last_failure();
+            if (why.empty()) why = "no answer from the hub at " + joined + " yet";
+            std::fprintf(stderr,
+                         "dpdb: %s; the program runs, and is debuggable once the hub answers\n",
+                         why.c_str());
+        }
     }
     const auto terminal = ProgramTerminal::open_if_wanted();
     ProgramWatch program{start_program(argv, terminal.get()), std::nullopt};
@@ -274,7 +278,13 @@ int run_command(const RunOptions& options) {
         if (!channel) break;
         Console console(*channel, console_options);
         forward_signals_to(program.pid);  // keeps the console's handler for the terminal's Ctrl-C
-        const bool lost = console.run() != 0 && program.running();
+        bool lost = false;
+        try {
+            lost = console.run() != 0 && program.running();
+        } catch (const std::exception& error) {  // the hub went away before the console was on
+            std::fprintf(stderr, "dpdb: lost the hub: %s\n", error.what());
+            lost = program.running();
+        }
         if (!lost || console.hung_up() || !dialer) {
             if (lost) {
                 std::fprintf(stderr,
@@ -286,7 +296,7 @@ int run_command(const RunOptions& options) {
         std::fprintf(stderr,
                      "dpdb: the program runs on; the console carries on once the hub answers\n");
         channel.reset();
-        dialer = std::make_unique<HubDialer>(joined);
+        dialer = std::make_unique<HubDialer>(target.address, target.secret, secret_file);
     }
     while (program.running()) ::usleep(50 * 1000);
     remove_run_folder(boot_dir);

@@ -108,6 +108,7 @@ class TlsTransport final : public Transport {
             int error = 0;
             {
                 std::lock_guard<std::mutex> lock(openssl_mutex());
+                ERR_clear_error();  // SSL_get_error reads this thread's queue: nothing stale in it
                 const int rc = SSL_connect(ssl_);
                 if (rc != 1) error = SSL_get_error(ssl_, rc);
             }
@@ -157,6 +158,7 @@ class TlsTransport final : public Transport {
             {
                 std::lock_guard<std::mutex> lock(openssl_mutex());
                 if (ssl_ == nullptr) throw std::runtime_error("connection closed");
+                ERR_clear_error();
                 rc = SSL_read(ssl_, buffer, static_cast<int>(size));
                 if (rc > 0) return static_cast<std::size_t>(rc);
                 error = SSL_get_error(ssl_, rc);
@@ -178,6 +180,7 @@ class TlsTransport final : public Transport {
             {
                 std::lock_guard<std::mutex> lock(openssl_mutex());
                 if (ssl_ == nullptr) return false;
+                ERR_clear_error();
                 rc = SSL_write(ssl_, data, static_cast<int>(size));
                 if (rc > 0) {
                     data += rc;

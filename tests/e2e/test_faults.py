@@ -84,3 +84,27 @@ def test_a_breakpoint_with_no_hub_waits_for_one_a_bounded_time_then_continues(dp
     assert job.returncode == 0 and "job done, answer 42" in out, (out, err)
     assert "per DPDB_WAIT it waits 1s for a hub, then continues" in err, err
     assert "no hub connected within 1s (DPDB_WAIT); continuing" in err, err
+
+
+def test_dpdb_run_console_carries_on_after_a_hub_kill_and_restart(dpdb):
+    hub = StandaloneHub(dpdb, "--listen", "127.0.0.1:0")
+    hub.args = ("--listen", "127.0.0.1:" + hub.tcp.rsplit(":", 1)[1])
+    go = os.path.join(dpdb.root, "go")
+    try:
+        run = dpdb.spawn("dpdb", "run", program("hub_later.py"), go, env=hub.env())
+        run.expect("job running, pid")
+        hub.stop(signal.SIGKILL)
+        run.expect("lost the hub")
+        run.expect("the program runs on; the console carries on once the hub answers")
+        hub.start()
+        open(go, "w").close()
+        run.expect(PROMPT)
+        run.sendline("p answer")
+        run.expect(r"\r\n42\r\n")
+        run.expect(PROMPT)
+        run.sendline("c")
+        run.expect("job done, answer 42")
+        finish(run)
+    finally:
+        if hub.process.poll() is None:
+            hub.stop()
