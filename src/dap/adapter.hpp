@@ -117,6 +117,7 @@ class Adapter {
     void session_seen(const wire::Json& session);
     bool shown_here(std::int64_t pid) const;
     void start_child_session(std::int64_t pid, const wire::Json& process);
+    void child_gone(std::int64_t pid, const wire::Json& data);
     static std::string label(const wire::Json& process);
     Thread& thread_for(std::int64_t pid, std::int64_t tid, const std::string& name);
     void session_gone(std::int64_t sid, const std::string& reason);

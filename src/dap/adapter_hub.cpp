@@ -144,21 +144,7 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
 void Adapter::process_gone(const Json& data) {
     const auto pid = number(data, "pid", -1);
     if (!shown_here(pid)) return;
-    if (job_session_) {
-        // Its child session ends itself; the job ends with the last of them.
-        const auto child = children_.find(pid);
-        if (child == children_.end()) return;
-        child->second = false;
-        if (pid == first_pid_) exit_code_ = data.contains("signal") ? 1 : number(data, "status");
-        for (const auto& [other, running] : children_) {
-            if (running) return;
-        }
-        if (job_ended_) return;
-        job_ended_ = true;
-        send_event("exited", {{"exitCode", exit_code_}});
-        send_event("terminated");
-        return;
-    }
+    if (job_session_) return child_gone(pid, data);
     for (auto it = threads_.begin(); it != threads_.end();) {
         if (it->second.pid != pid) {
             ++it;
@@ -208,24 +194,6 @@ void Adapter::process_seen(const Json& process) {
     if (job_session_) return start_child_session(pid, process);
     const auto name = "pid " + std::to_string(pid) + " " + label(process);
     thread_for(pid, 0, name).name = name;
-}
-
-bool Adapter::shown_here(std::int64_t pid) const {
-    return only_pid_ == 0 || pid == only_pid_;
-}
-
-// The IDE starts another adapter (or connects again to --listen) with this configuration: the
-// process's own session, its threads, stops and lifetime apart from every other process's.
-void Adapter::start_child_session(std::int64_t pid, const Json& process) {
-    if (!children_.emplace(pid, true).second) return;  // renamed: its own session says so
-    Json configuration = attach_arguments_;
-    configuration["request"] = "attach";
-    configuration["pid"] = pid;
-    configuration["name"] = "pid " + std::to_string(pid) + " " + label(process);
-    to_ide_({{"seq", seq_++},
-             {"type", "request"},
-             {"command", "startDebugging"},
-             {"arguments", {{"request", "attach"}, {"configuration", std::move(configuration)}}}});
 }
 
 void Adapter::session_seen(const Json& session) {
