@@ -1,28 +1,35 @@
-"""Where a thread that runs an asyncio event loop will run the program's code next: in the
-coroutines the loop has suspended, not in the loop. `dpdb pause` of an idle loop uses it, so that
-the stop lands in the user's coroutine once an event wakes it, rather than in selectors.py."""
+"""Where a thread that runs an event loop will run the program's code next: in the coroutines
+an asyncio loop has suspended, or the greenlets gevent's hub has, not in the loop. `dpdb pause`
+of an idle loop uses it, so that the stop lands in the user's coroutine or greenlet once an event
+wakes it, rather than in selectors.py or gevent's hub."""
 
+import gc
 import os
 import sys
 
 
 def _library_folders():
-    asyncio = sys.modules.get("asyncio")
+    folders = [os.path.join(os.path.dirname(module.__file__), "")
+               for module in map(sys.modules.get, ("asyncio", "gevent", "greenlet"))
+               if module is not None and getattr(module, "__file__", None)]
     selectors = sys.modules.get("selectors")
-    folders = [os.path.join(os.path.dirname(asyncio.__file__), "")] if asyncio else []
     return tuple(folders), selectors.__file__ if selectors else None
 
 
 def in_the_loop(code):
-    """Whether `code` is the event loop's own (asyncio's, selectors')."""
+    """Whether `code` is the event loop's own (asyncio's, selectors', gevent's, greenlet's)."""
     folders, selectors = _library_folders()
     return code.co_filename.startswith(folders) or code.co_filename == selectors
 
 
 def suspended_code(stack):
-    """The code of the coroutines suspended by the asyncio loop that a frame of `stack` (a
-    thread's frames, innermost first) runs, outermost coroutine of each task first, the loop's
-    own left out; [] if no loop runs there."""
+    """The code of what the event loop that a frame of `stack` (a thread's frames, innermost
+    first) runs has suspended, the loop's own left out; [] if no loop runs there."""
+    return _suspended_coroutines(stack) or _suspended_greenlets(stack)
+
+
+def _suspended_coroutines(stack):
+    """asyncio: the coroutines of the loop's tasks, outermost coroutine of each task first."""
     asyncio = sys.modules.get("asyncio")
     if asyncio is None:
         return []
@@ -52,3 +59,26 @@ def _running_loop(asyncio, stack):
             if isinstance(loop, asyncio.AbstractEventLoop):
                 return loop
     return None
+
+
+def _suspended_greenlets(stack):
+    """gevent: where the thread runs its hub, the frames of every greenlet suspended in the
+    process (a pause's breakpoints are due in its own thread only, so other threads' are
+    harmless). gevent keeps no list of them: the collector's is searched, once per pause."""
+    gevent = sys.modules.get("gevent")
+    greenlet = sys.modules.get("greenlet")
+    if gevent is None or greenlet is None:
+        return []
+    hub_folder = os.path.join(os.path.dirname(gevent.__file__), "")
+    if not any(frame.f_code.co_filename.startswith(hub_folder) for frame in stack):
+        return []
+    codes = []
+    for suspended in gc.get_objects():
+        if not isinstance(suspended, greenlet.greenlet):
+            continue
+        frame = suspended.gr_frame
+        while frame is not None:
+            if not in_the_loop(frame.f_code):
+                codes.append(frame.f_code)
+            frame = frame.f_back
+    return codes

@@ -156,6 +156,20 @@ def test_a_pause_of_an_idle_asyncio_loop_lands_in_the_coroutine(dpdb, waiting):
     program_.terminate()
 
 
+def test_a_pause_of_an_idle_gevent_hub_lands_in_the_greenlet(dpdb, waiting):
+    pytest.importorskip("gevent")  # installed by the frameworks suite
+    program_ = waiting("gevent", python=sys.executable)
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
+    # The greenlet's loop, not gevent's hub: its next tick, whenever the pause was armed.
+    session.expect(r"waiting\.py\(\d+\)serve\(\)\r\n-> (while True:|if woken\.wait)")
+    session.expect(PROMPT)
+    session.sendline("c")
+    finish(session)
+    detach(dpdb, program_.pid)
+    program_.wake()
+    program_.expect("woken")
+
+
 def test_a_master_in_waitpid_is_attached_with_its_child_as_a_tree(dpdb, waiting):
     # A pre-fork server's master: its main thread waits for its child, which sleeps.
     master = waiting("waitpid")

@@ -1,7 +1,9 @@
 """A program started without dpdb whose main thread waits in C code, for `dpdb attach -p`.
 
     waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool,
-                              asyncio (an idle loop, its coroutine waiting for an asyncio.Event)
+                              asyncio (an idle loop, its coroutine waiting for an asyncio.Event),
+                              gevent (an idle hub, its greenlet waiting for a gevent Event,
+                              5 times a second)
 
 It prints "ready PID", then waits in MODE's call (the line marked "waits here"). SIGUSR1 ends one
 wait: the call raises, and the program says "woken" on the next line and waits again. SIGTERM
@@ -101,6 +103,23 @@ def asyncio_():
     return lambda: asyncio.run(serve())
 
 
+def gevent_():
+    import gevent
+    from gevent.event import Event
+
+    woken = Event()
+    gevent.signal_handler(signal.SIGUSR1, woken.set)
+
+    def serve():
+        # Idle in the hub between ticks: a pause armed at any time lands at the next one.
+        while True:
+            if woken.wait(timeout=0.2):  # waits here
+                woken.clear()
+                print("woken", flush=True)
+
+    return lambda: gevent.spawn(serve).join()
+
+
 def sleep_threading():
     import threading  # noqa: F401  (imported by the main thread, as most servers have it)
 
@@ -110,7 +129,8 @@ def sleep_threading():
 signal.signal(signal.SIGUSR1, on_usr1)
 signal.signal(signal.SIGTERM, on_term)
 modes = {"sleep": sleep, "sleep_threading": sleep_threading, "recv": recv, "select": select_,
-         "waitpid": waitpid, "lock": lock, "event": event, "pool": pool, "asyncio": asyncio_}
+         "waitpid": waitpid, "lock": lock, "event": event, "pool": pool, "asyncio": asyncio_,
+         "gevent": gevent_}
 wait = modes[mode]()
 if mode != "asyncio":  # its loop says so once it runs
     print("ready", os.getpid(), flush=True)
