@@ -120,7 +120,11 @@ bool starts_line(const Decoded& d, int index) {
     const Instr& in = d.instrs[index];
     if (in.start < d.first_traceable || d.line_at[in.start] < 0) return false;
     if (index == 0 || d.target[in.start]) return true;
-    return d.line_at[d.instrs[index - 1].start] != d.line_at[in.start];
+    // CPython reports the line after the RESUME that starts the code even where it goes on (a
+    // one-line function); a resumption's (after a yield or await: its arg's low bits) not.
+    const Instr& before = d.instrs[index - 1];
+    const bool starts_code = before.op == g_op.resume && (before.arg & 3) == 0;
+    return starts_code || d.line_at[before.start] != d.line_at[in.start];
 }
 
 // Whether the frame can reach `in` from its own line: falling through from the instruction before,
@@ -129,9 +133,10 @@ bool starts_line(const Decoded& d, int index) {
 bool reached_within_line(const Decoded& d, int index) {
     const Instr& in = d.instrs[index];
     const int line = d.line_at[in.start];
-    // After RESUME the line is reported all the same (a generator's first line).
+    // After the RESUME that starts the code the line is reported all the same.
     const Instr* before = index > 0 ? &d.instrs[index - 1] : nullptr;
-    if (before && before->op != g_op.resume && d.line_at[before->start] == line) return true;
+    const bool starts_code = before && before->op == g_op.resume && (before->arg & 3) == 0;
+    if (before && !starts_code && d.line_at[before->start] == line) return true;
     for (const auto& [from, to] : d.jumps)
         if (to == in.start && d.line_at[from] == line) return true;
     return false;
