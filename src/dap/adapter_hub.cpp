@@ -228,6 +228,8 @@ void Adapter::session_gone(std::int64_t sid, const std::string& reason) {
     if (thread == nullptr) return;
     const bool was_stopped = thread->stopped;
     ran_on(*thread);
+    // What a later session of the thread says is not the echo of a step of this one.
+    thread->ide_resumed = false;
     thread->sid = 0;
     thread->ours = false;
     for (auto it = pending_.begin(); it != pending_.end();) {
