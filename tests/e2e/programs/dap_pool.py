@@ -1,9 +1,7 @@
-"""A job for `dpdb dap`'s child sessions: three pool workers, each given one task, and what the
-program says on its stdout and stderr."""
+"""A job for `dpdb dap`'s child sessions: three pool workers, each given one task."""
 
 import multiprocessing
 import os
-import sys
 
 
 def work(n):
@@ -13,7 +11,6 @@ def work(n):
 
 if __name__ == "__main__":
     print("dap_pool main %d" % os.getpid(), flush=True)
-    print("dap_pool to stderr", file=sys.stderr, flush=True)
     # close and join: the workers end on their own once their tasks are done. (`with Pool()`
     # terminates them: after paused workers, that hung about one run in six, a worker left
     # running and the pool's main process waiting: an agent matter, not the IDE's.)
