@@ -99,6 +99,8 @@ def ensure_link(wait=_CONNECT_WAIT):
     """Starts the link to the hub if DPDB_HUB says where it is; returns whether it is connected."""
     if not hub_configured():
         return False
+    if _agent.forked_without_hooks():
+        _after_fork_in_child()
     with _start_lock:
         started = _agent.started()
         if not started and not _tell_if_unreachable():
@@ -173,6 +175,9 @@ def _decide_fork_warning():
 os.register_at_fork(before=_decide_fork_warning)
 
 
+# Also called by ensure_link in a child forked without Python's fork hooks (a server forking its
+# workers in C: uWSGI without them, a program embedding CPython), the first time it needs the hub:
+# the link let go of the parent's connection at the fork itself (agent/link).
 def _after_fork_in_child():
     _drop_fork_warning_filter()
     # The thread that forked lives on in the child as another OS thread; 3.12's threading keeps

@@ -81,11 +81,18 @@ Link::Link() {
         instance().mutex_.lock();
         wire::openssl_mutex().lock();
     };
-    auto after = [] {
+    auto in_parent = [] {
         wire::openssl_mutex().unlock();
         instance().mutex_.unlock();
     };
-    pthread_atfork(prepare, after, after);
+    // Before anything else runs in the child: a fork made in C runs no Python hook, and a child
+    // that wrote on the parent's connection would interleave its frames with the parent's.
+    auto in_child = [] {
+        instance().let_go_of_parent_connections_locked();
+        wire::openssl_mutex().unlock();
+        instance().mutex_.unlock();
+    };
+    pthread_atfork(prepare, in_parent, in_child);
 }
 
 bool Link::start(const std::string& address, const std::string& secret,
@@ -101,6 +108,7 @@ bool Link::start(const std::string& address, const std::string& secret,
         secret_file_ = secret_file;
         proc_json_ = proc_json;
         started_ = true;
+        owner_pid_ = ::getpid();
         start_thread_locked();
     }
     lock.unlock();
@@ -298,8 +306,7 @@ void Link::announce_exec(const std::string& path, const std::vector<std::string>
     channel->send(message);
 }
 
-void Link::after_fork_in_child(const std::string& proc_json) {
-    std::lock_guard<std::mutex> lock(mutex_);
+void Link::let_go_of_parent_connections_locked() {
     // Every connection of the parent's must be closed here, a connection still in its handshake
     // too: a child that kept a descriptor would keep the parent's connection open after the
     // parent exits, and the hub would list the parent for as long as the child lives.
@@ -311,6 +318,18 @@ void Link::after_fork_in_child(const std::string& proc_json) {
         new std::shared_ptr<wire::Channel>(std::move(*inherited));
         inherited->reset();
     }
+    connected_ = false;
+}
+
+bool Link::forked_without_hooks() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return started_ && owner_pid_ != ::getpid();
+}
+
+void Link::after_fork_in_child(const std::string& proc_json) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    let_go_of_parent_connections_locked();
+    owner_pid_ = ::getpid();
     if (started_ && address_.kind == HubAddress::Kind::Unix) {
         close_inherited_unix_connections(address_.path);
         // Connected before the program's code runs on: a worker that switches to another user

@@ -6,6 +6,8 @@
 // never needs the GIL and a paused thread waits with the GIL released.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -78,8 +80,14 @@ class Link {
 
     // In the child after fork(): the parent's connection, thread and sessions are not ours.
     void after_fork_in_child(const std::string& proc_json);
+    // Whether this process was forked from the one that started the link without Python's fork
+    // hooks (a server forking its workers in C: uWSGI without its fork hooks, a program that
+    // embeds CPython): its inherited connections were let go of at the fork, and the Python face
+    // calls after_fork_in_child itself the first time it needs the link.
+    bool forked_without_hooks() const;
 
   private:
+    void let_go_of_parent_connections_locked();
     struct SessionState {
         std::string info_json;
         std::deque<Event> inbox;
@@ -104,6 +112,7 @@ class Link {
     bool attempted_ = false;       // the same, of having tried to connect
     bool started_ = false;
     std::uint64_t generation_ = 0;  // a new I/O thread after fork; the old one's is void
+    pid_t owner_pid_ = 0;           // the process the link was started (or restarted) in
     HubAddress address_;
     std::string secret_;
     std::string secret_file_;

@@ -110,6 +110,7 @@ NB_MODULE(_agent, m) {
         nb::arg("address"), nb::arg("secret"), nb::arg("secret_file"), nb::arg("proc_json"),
         nb::arg("connect_wait"));
     m.def("started", [&link] { return link.started(); });
+    m.def("forked_without_hooks", [&link] { return link.forked_without_hooks(); });
     m.def("stop", [&link] { without_gil([&] { link.stop(); }); });
     m.def("connected", [&link] { return link.connected(); });
     m.def("wait_connected", [&link](double seconds) {

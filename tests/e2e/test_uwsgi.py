@@ -111,6 +111,23 @@ def test_uwsgi_started_without_dpdb_is_attached_as_a_tree(dpdb, uwsgi):
         finish(session)
         assert request.answer() == "/stop %d\n" % pid
 
+        # Workers uWSGI respawns now are forked in C without Python's fork hooks (uWSGI was
+        # started without them): they must leave the master's connection alone, and stop in
+        # sessions of their own once they need the hub.
+        for worker in workers:
+            os.kill(worker, signal.SIGKILL)
+        wait_until(lambda: len(re.findall(r"Respawned uWSGI worker", open(log).read())) == 2,
+                   "uWSGI to respawn both workers")
+        respawned = {int(pid) for pid in
+                     re.findall(r"Respawned uWSGI worker \d+ \(new pid: (\d+)\)", open(log).read())}
+        session = dpdb.spawn("dpdb", "attach", "--next")
+        session.expect("waiting for the next breakpoint anywhere")
+        request = Request("http://127.0.0.1:%d/stop" % port)
+        pid = session_in_a_worker(session, respawned, "/stop")
+        finish(session)
+        assert request.answer() == "/stop %d\n" % pid
+        assert master in {p["pid"] for p in dpdb.ls()["processes"]}
+
         stop_gracefully(fifo)
         assert server.wait(timeout=MERCY + 30) == 0
         assert "NO MERCY" not in open(log).read()
