@@ -89,6 +89,16 @@ def test_uwsgi_workers_stop_in_sessions_of_their_own_under_dpdb_run(dpdb, uwsgi)
         assert not alive(worker)
 
 
+def stop_in_the_next_session(dpdb, port, workers):
+    """`dpdb attach --next`, then a request that stops in one of `workers`: answered after `c`."""
+    session = dpdb.spawn("dpdb", "attach", "--next")
+    session.expect("waiting for the next breakpoint anywhere")
+    request = Request("http://127.0.0.1:%d/stop" % port)
+    pid = session_in_a_worker(session, workers, "/stop")
+    finish(session)
+    assert request.answer() == "/stop %d\n" % pid
+
+
 def test_uwsgi_started_without_dpdb_is_attached_as_a_tree(dpdb, uwsgi):
     port = free_port()
     fifo = os.path.join(dpdb.root, "uwsgi.fifo")
@@ -104,12 +114,7 @@ def test_uwsgi_started_without_dpdb_is_attached_as_a_tree(dpdb, uwsgi):
         assert done.returncode == 0, done.stderr
         assert {p["pid"] for p in dpdb.ls()["processes"]} >= {master, *workers}
 
-        session = dpdb.spawn("dpdb", "attach", "--next")
-        session.expect("waiting for the next breakpoint anywhere")
-        request = Request("http://127.0.0.1:%d/stop" % port)
-        pid = session_in_a_worker(session, workers, "/stop")
-        finish(session)
-        assert request.answer() == "/stop %d\n" % pid
+        stop_in_the_next_session(dpdb, port, workers)
 
         # Workers uWSGI respawns now are forked in C without Python's fork hooks (uWSGI was
         # started without them): they must leave the master's connection alone, and stop in
@@ -120,12 +125,7 @@ def test_uwsgi_started_without_dpdb_is_attached_as_a_tree(dpdb, uwsgi):
                    "uWSGI to respawn both workers")
         respawned = {int(pid) for pid in
                      re.findall(r"Respawned uWSGI worker \d+ \(new pid: (\d+)\)", open(log).read())}
-        session = dpdb.spawn("dpdb", "attach", "--next")
-        session.expect("waiting for the next breakpoint anywhere")
-        request = Request("http://127.0.0.1:%d/stop" % port)
-        pid = session_in_a_worker(session, respawned, "/stop")
-        finish(session)
-        assert request.answer() == "/stop %d\n" % pid
+        stop_in_the_next_session(dpdb, port, respawned)
         assert master in {p["pid"] for p in dpdb.ls()["processes"]}
 
         stop_gracefully(fifo)
