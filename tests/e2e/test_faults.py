@@ -64,8 +64,8 @@ def test_dpdb_run_starts_the_program_when_the_hub_is_down_and_joins_it_later(dpd
         client.expect(PROMPT)
         client.sendline("c")
         finish(client)
-        assert read_line(job.stdout, "the program's end") == "job done, answer 42\n"
-        assert job.wait(timeout=TIMEOUT) == 0
+        out, err = (text.decode() for text in job.communicate(timeout=TIMEOUT))
+        assert job.returncode == 0 and "job done, answer 42\n" in out, (out, err)
     finally:
         stop(job)
         if hub.process.poll() is None:
