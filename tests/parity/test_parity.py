@@ -295,8 +295,8 @@ SCENARIOS = {
 # the scenario fails until taken out of here.
 KNOWN_DIFFERENCES = {
     "condition_kinds_genexpr_again": (
-        sys.version_info >= (3, 12),
-        "3.12+: in the second and later generator expressions made from the same code, the line "
+        sys.version_info >= (3, 13),
+        "3.13: in the second and later generator expressions made from the same code, the line "
         "event after the first resume does not reach the engine (pdb counts 11 hits, dpdb 9)"),
 }
 
