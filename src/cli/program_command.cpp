@@ -28,7 +28,7 @@ std::string file_named(const std::string& name) {
         std::size_t end = folders.find(':', start);
         if (end == std::string::npos) end = folders.size();
         const std::string folder = folders.substr(start, end - start);
-        const std::string candidate = (folder.empty() ? "." : folder) + "/" + name;
+        std::string candidate = (folder.empty() ? "." : folder) + "/" + name;
         if (::access(candidate.c_str(), X_OK) == 0) return candidate;
         start = end + 1;
     }
