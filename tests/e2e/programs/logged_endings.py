@@ -1,5 +1,5 @@
 """Processes that end right after a logpoint's line ran, each in its own way: the workers of a
-`with Pool()` (terminate()), os._exit, SIGTERM and SIGHUP at their default action, SIGINT's
+`with Pool()` (terminate(); with the argument `pool`), os._exit, SIGTERM and SIGHUP at their default action, SIGINT's
 KeyboardInterrupt."""
 import multiprocessing
 import os
@@ -37,8 +37,9 @@ def ends_by(how):
 print("endings ready", flush=True)
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.05)
-with multiprocessing.get_context("fork").Pool(2) as pool:
-    print("pool gave %d" % sum(pool.map(pool_work, range(4))), flush=True)
+if "pool" in sys.argv:
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        print("pool gave %d" % sum(pool.map(pool_work, range(4))), flush=True)
 for how in ("os._exit", "SIGTERM", "SIGHUP", "SIGINT"):
     ends_by(how)
 print("endings done", flush=True)
