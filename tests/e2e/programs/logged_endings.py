@@ -1,6 +1,6 @@
 """Processes that end right after a logpoint's line ran, each in its own way: the workers of a
-`with Pool()` (terminate(); with the argument `pool`), os._exit, SIGTERM and SIGHUP at their default action, SIGINT's
-KeyboardInterrupt."""
+`with Pool()` (terminate(); given the argument `pool`), os._exit, SIGTERM and SIGHUP at their
+default action, SIGINT's KeyboardInterrupt."""
 import multiprocessing
 import os
 import signal
