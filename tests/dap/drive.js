@@ -36,13 +36,9 @@ async function main() {
     await assert.rejects(dc.threadsRequest(), /before attach/);
   });
 
-  // A conditional breakpoint, set through the protocol, stops the grandchild process.
-  const set = await dc.setBreakpointsRequest({
-    source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' }],
-  });
-  assert.strictEqual(set.body.breakpoints.length, 1);
-  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
-  // A logpoint: its messages, formatted in the grandchild, come as output.
+  // A logpoint: its messages, formatted in the grandchild, come as output. Set first and alone:
+  // the conditional breakpoint below stops the grandchild at n >= 3 (0.6 s into the job), and a
+  // logpoint armed after that stop would wait for the continue (a loaded CI machine took longer).
   // Bounded, saying what did not come (an unbounded wait here once hung the driver for good).
   const logged = new Promise((resolve, reject) => {
     const late = setTimeout(() => reject(new Error('no output event with the logpoint\'s message '
@@ -54,6 +50,15 @@ async function main() {
       }
     });
   });
+  const set = await dc.setBreakpointsRequest({
+    source: { path: PROGRAM },
+    breakpoints: [{ line: LINE_SECOND, logMessage: 'dap-log n={n} items={len(items)}' }],
+  });
+  assert.strictEqual(set.body.breakpoints.length, 1);
+  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  seen.logged = await logged;
+
+  // A conditional breakpoint, set through the protocol, stops the grandchild process.
   const hits = await dc.setBreakpointsRequest({
     source: { path: PROGRAM }, breakpoints: [{ line: LINE_WORK, condition: 'n >= 3' },
       { line: LINE_SECOND, hitCondition: '% 5' },
@@ -62,8 +67,8 @@ async function main() {
   // A hit count that pdb's ignore count cannot say is refused, saying which ones can.
   assert.strictEqual(hits.body.breakpoints[1].verified, false);
   assert.match(hits.body.breakpoints[1].message, /N or >= N/);
+  assert.strictEqual(hits.body.breakpoints[0].verified, true, JSON.stringify(hits.body));
   assert.strictEqual(hits.body.breakpoints[2].verified, true, JSON.stringify(hits.body));
-  seen.logged = await logged;
 
   const firstStop = dc.waitForEvent('stopped', TIMEOUT);
   await dc.configurationDoneRequest();
