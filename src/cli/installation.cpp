@@ -49,6 +49,8 @@ bool executable(const std::string& path) {
     return ::access(path.c_str(), X_OK) == 0;
 }
 
+}  // namespace
+
 std::string on_path(const std::string& name) {
     const char* path = std::getenv("PATH");
     std::string folders = path != nullptr ? path : "";
@@ -62,6 +64,8 @@ std::string on_path(const std::string& name) {
     }
     return "";
 }
+
+namespace {
 
 // The site-packages folder of an installation whose scripts went to PREFIX/bin (pip's --user
 // scheme, a --prefix, a system prefix): PREFIX/lib/pythonX.Y/{site,dist}-packages/dpdb.

@@ -6,6 +6,10 @@
 
 namespace dpdb::cli {
 
+// NAME's executable file in the first folder of PATH that has one (an empty entry is the
+// working directory), or "" if none.
+std::string on_path(const std::string& name);
+
 // The dpdb executable that runs now (to start another command of it).
 std::string this_executable();
 

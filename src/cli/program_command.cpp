@@ -3,9 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
+
+#include "cli/installation.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -22,17 +23,8 @@ bool is_native_executable(const std::string& path) {
 // The file args[0] names, as python (a script path) or a shell (a command on PATH) finds it.
 std::string file_named(const std::string& name) {
     if (name.find('/') != std::string::npos || ::access(name.c_str(), F_OK) == 0) return name;
-    const char* path = std::getenv("PATH");
-    std::string folders = path != nullptr ? path : "";
-    for (std::size_t start = 0; start <= folders.size();) {
-        std::size_t end = folders.find(':', start);
-        if (end == std::string::npos) end = folders.size();
-        const std::string folder = folders.substr(start, end - start);
-        std::string candidate = (folder.empty() ? "." : folder) + "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-        start = end + 1;
-    }
-    return name;
+    const std::string found = on_path(name);
+    return found.empty() ? name : found;
 }
 
 }  // namespace
