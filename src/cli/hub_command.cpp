@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <asio.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include "cli/hub_lock.hpp"
 #include "cli/idle_exit.hpp"
 #include "common/address.hpp"
+#include "common/listen_address.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/auth.hpp"
 #include "wire/channel.hpp"
@@ -45,28 +45,6 @@ void make_private_dir(const std::string& dir) {
         throw std::runtime_error("cannot use " + dir + " as the hub's state directory");
     }
     ::chmod(dir.c_str(), 0700);
-}
-
-// "HOST:PORT" or "[V6]:PORT".
-std::pair<std::string, int> split_listen(const std::string& listen) {
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-        throw std::invalid_argument("--listen wants HOST:PORT, not \"" + listen + "\"");
-    }
-    std::string host = listen.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-    }
-    int port = -1;
-    try {
-        port = std::stoi(listen.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
-    if (port < 0 || port > 65535) throw std::invalid_argument("--listen has no valid port");
-    asio::error_code ec;
-    asio::ip::make_address(host, ec);
-    if (ec) throw std::invalid_argument("--listen wants an IP address, not \"" + host + "\"");
-    return {host, port};
 }
 
 // The pid that a hub answering on this socket gives; nullopt if none answers.
@@ -160,17 +138,17 @@ int hub_command(const HubCommandOptions& options) {
 
     std::string tcp_note;
     if (!options.listen.empty()) {
-        const auto [host, port] = split_listen(options.listen);
-        config.network.tcp_host = host;
-        config.network.tcp_port = port;
+        const auto listen = ListenAddress::parse(options.listen);
+        config.network.tcp_host = listen.host;
+        config.network.tcp_port = listen.port;
         config.network.insecure = options.insecure;
-        const bool loopback = asio::ip::make_address(host).is_loopback();
+        const bool loopback = listen.is_loopback();
         if (options.insecure) {
             if (!loopback) {
                 std::fprintf(stderr,
                              "dpdb hub: WARNING: plain TCP on %s, which is not loopback: anyone "
                              "on that network can read and alter the sessions (--insecure)\n",
-                             host.c_str());
+                             listen.host.c_str());
             }
             tcp_note = "plain TCP, no TLS";
         } else {

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "cli/commands.hpp"
+#include "common/listen_address.hpp"
 #include "dap/adapter.hpp"
 #include "dap/framing.hpp"
 
@@ -128,37 +129,25 @@ long long peer_uid(int connection) {
 // HOST:PORT on a loopback address (127.0.0.0/8, or [::1]): the protocol has no authentication,
 // so it is never offered beyond this machine, and only to this user's connections (peer_uid).
 int listen_on(const std::string& listen) {
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos) throw std::runtime_error("--listen takes HOST:PORT");
-    std::string host = listen.substr(0, colon);
-    if (host == "localhost") host = "127.0.0.1";
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
+    const auto wanted = ListenAddress::parse(listen);
+    if (!wanted.is_loopback()) {
+        throw std::runtime_error(
+            "--listen takes a loopback address (127.0.0.1:PORT or [::1]:PORT): DAP has no "
+            "authentication; reach it from elsewhere through SSH");
     }
-    int port = -1;
-    try {
-        port = std::stoi(listen.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
-    if (port < 0 || port > 65535) throw std::runtime_error("--listen: bad port");
     sockaddr_storage address{};
     socklen_t length = 0;
     auto& in4 = reinterpret_cast<sockaddr_in&>(address);
     auto& in6 = reinterpret_cast<sockaddr_in6&>(address);
-    if (::inet_pton(AF_INET, host.c_str(), &in4.sin_addr) == 1 &&
-        (ntohl(in4.sin_addr.s_addr) >> 24) == 127) {
+    if (::inet_pton(AF_INET, wanted.host.c_str(), &in4.sin_addr) == 1) {
         in4.sin_family = AF_INET;
-        in4.sin_port = htons(static_cast<std::uint16_t>(port));
+        in4.sin_port = htons(static_cast<std::uint16_t>(wanted.port));
         length = sizeof in4;
-    } else if (::inet_pton(AF_INET6, host.c_str(), &in6.sin6_addr) == 1 &&
-               IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) {
-        in6.sin6_family = AF_INET6;
-        in6.sin6_port = htons(static_cast<std::uint16_t>(port));
-        length = sizeof in6;
     } else {
-        throw std::runtime_error(
-            "--listen takes a loopback address (127.0.0.1:PORT or [::1]:PORT): DAP has no "
-            "authentication; reach it from elsewhere through SSH");
+        ::inet_pton(AF_INET6, wanted.host.c_str(), &in6.sin6_addr);
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = htons(static_cast<std::uint16_t>(wanted.port));
+        length = sizeof in6;
     }
     const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const int yes = 1;
@@ -168,9 +157,9 @@ int listen_on(const std::string& listen) {
         throw std::runtime_error("cannot listen on " + listen + ": " + std::strerror(errno));
     }
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    const int bound = ntohs(address.ss_family == AF_INET6 ? in6.sin6_port : in4.sin_port);
-    const auto shown = address.ss_family == AF_INET6 ? "[" + host + "]" : host;
-    std::fprintf(stderr, "dpdb dap: listening on %s:%d\n", shown.c_str(), bound);
+    auto bound = wanted;
+    bound.port = ntohs(address.ss_family == AF_INET6 ? in6.sin6_port : in4.sin_port);
+    std::fprintf(stderr, "dpdb dap: listening on %s\n", bound.to_string().c_str());
     std::fflush(stderr);
     return fd;
 }
