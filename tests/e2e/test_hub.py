@@ -156,23 +156,34 @@ def read_frame(sock):
     return json.loads(body)
 
 
-def connect(hub, role=None):
-    """A raw connection to the hub; with a role, past the handshake (this user holds the
-    secret, as any of its processes could)."""
+def open_connection(hub):
+    """A raw connection to the hub and the challenge it opens with."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(20)
     sock.connect(hub.path)
     challenge = read_frame(sock)
     assert challenge["t"] == "challenge"
+    return sock, challenge
+
+
+def say_hello(hub, sock, challenge, role, proc=None):
+    """The hello of `role`, signed with this user's secret (as any of its processes could sign
+    it); the hub's answer."""
+    nonce = secrets.token_hex(16)
+    text = "dpdb1|%s|%s|%s|" % (role, challenge["nonce"], nonce)
+    mac = hmac.new(hub.secret().encode(), text.encode(), hashlib.sha256).hexdigest()
+    hello = {"t": "hello", "v": challenge["v"], "role": role, "nonce": nonce, "mac": mac}
+    if role == "agent":
+        hello["proc"] = proc or {"pid": 999999, "ppid": 1, "argv": ["hostile"]}
+    sock.sendall(frame(hello))
+    return read_frame(sock)
+
+
+def connect(hub, role=None):
+    """A raw connection to the hub; with a role, past the handshake."""
+    sock, challenge = open_connection(hub)
     if role:
-        nonce = secrets.token_hex(16)
-        text = "dpdb1|%s|%s|%s|" % (role, challenge["nonce"], nonce)
-        mac = hmac.new(hub.secret().encode(), text.encode(), hashlib.sha256).hexdigest()
-        hello = {"t": "hello", "v": challenge["v"], "role": role, "nonce": nonce, "mac": mac}
-        if role == "agent":
-            hello["proc"] = {"pid": 999999, "ppid": 1, "argv": ["hostile"]}
-        sock.sendall(frame(hello))
-        assert read_frame(sock)["t"] == "welcome"
+        assert say_hello(hub, sock, challenge, role)["t"] == "welcome"
     return sock
 
 

@@ -5,12 +5,8 @@ hub keeps nothing of it and answers on — also after a restart on the same stat
 peer sent reaches a client's output raw."""
 
 import glob
-import hashlib
-import hmac
 import json
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -18,23 +14,15 @@ import time
 import pexpect
 
 from conftest import DPDB, wait_until
-from test_hub import Hub, dropped, frame, read_frame
+from test_hub import Hub, dropped, frame, open_connection, read_frame, say_hello
 
 OSC52 = "\x1b]52;c;aGk=\x07"  # a clipboard write, as a terminal would run it
 
 
 def agent(hub, proc):
     """An agent connection past the handshake describing itself as `proc`; None if refused."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(20)
-    sock.connect(hub.path)
-    challenge = read_frame(sock)
-    nonce = secrets.token_hex(16)
-    text = "dpdb1|agent|%s|%s|" % (challenge["nonce"], nonce)
-    mac = hmac.new(hub.secret().encode(), text.encode(), hashlib.sha256).hexdigest()
-    sock.sendall(frame({"t": "hello", "v": challenge["v"], "role": "agent", "nonce": nonce,
-                        "mac": mac, "proc": proc}))
-    answer = read_frame(sock)
+    sock, challenge = open_connection(hub)
+    answer = say_hello(hub, sock, challenge, "agent", proc)
     if answer is None or answer["t"] != "welcome":
         sock.close()
         return None
