@@ -120,7 +120,10 @@ class _Control:
                     _agent.stacks_answered(message["req"])
                     _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
-                    self.pause(message.get("all_threads", False))
+                    try:
+                        self.pause(message.get("all_threads", False))
+                    finally:  # the client waits for this before it says or does anything more
+                        _agent.send_process("pause_armed", "{}")
                 elif kind == "interrupt":
                     _console.interrupt(message["sid"])
                 elif kind == "release":

@@ -198,7 +198,7 @@ void HubImpl::on_close(const ConnectionPtr& peer, const std::string& reason) {
             publish("process_exit", std::move(ended));
             stacks_requests_.agent_gone(peer->id(), pid);
             finish_stacks_requests();
-            answer_releases(peer->id(), " ended before it said it was released", false);
+            answer_orders(peer->id(), "", " ended before it carried out the order", false);
         }
     } else if (peer->role == Role::Client) {
         std::vector<std::int64_t> attached;

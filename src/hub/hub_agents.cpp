@@ -36,9 +36,12 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
         return;
     }
     if (type == "released") {
-        answer_releases(agent->id(),
-                        " runs on without the debugger: breakpoints out, paused threads "
-                        "resumed");
+        answer_orders(agent->id(), "release",
+                      " runs on without the debugger: breakpoints out, paused threads resumed");
+        return;
+    }
+    if (type == "pause_armed") {
+        answer_orders(agent->id(), "pause", " pauses at its next Python line");
         return;
     }
     if (type == "exec_failed") {

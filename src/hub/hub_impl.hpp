@@ -111,8 +111,14 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // process as a whole.
     void process_order(const ConnectionPtr& client, const Message& message);
 
-    // Answers every client waiting for the release of the agent on `connection`.
-    void answer_releases(std::uint64_t connection, const std::string& how, bool ok = true);
+    // An order answered once the agent says it is carried out (or after kOrderWait).
+    void order_awaiting_agent(const ConnectionPtr& client, const Message& message,
+                              std::uint64_t agent, const std::string& order,
+                              const std::string& unconfirmed);
+
+    // Answers every client waiting for `order` ("" for any) from the agent on `connection`.
+    void answer_orders(std::uint64_t connection, const std::string& order, const std::string& how,
+                       bool ok = true);
 
     void log_request(const ConnectionPtr& client, const Message& message);
 
@@ -133,16 +139,19 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     void publish(const std::string& kind, Json data);
 
     static constexpr int kListedExits = 200;
-    // How long a release_process waits for the agent to say it is done (a process whose threads
-    // all wait in C code does so at once: the agent's own thread answers).
-    static constexpr auto kReleaseWait = std::chrono::seconds(2);
+    // How long a release or a pause waits for the agent to say it is done (a process whose
+    // threads all wait in C code does so at once: the agent's own thread answers; one holding
+    // the GIL in C code does not).
+    static constexpr auto kOrderWait = std::chrono::seconds(2);
 
-    struct Release {
+    struct AwaitedOrder {
+        std::string order;  // "release", "pause"
         std::uint64_t client;
         std::int64_t request;
         std::int64_t pid;
     };
-    std::map<std::uint64_t, std::vector<Release>> releases_;  // by the agent's connection
+    std::map<std::uint64_t, std::vector<AwaitedOrder>>
+        awaited_orders_;  // by the agent's connection
     static constexpr std::int64_t kListedLogs = 100000;
 
     asio::io_context& io_;

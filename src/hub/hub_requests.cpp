@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <set>
 
 #include "hub/hub_impl.hpp"
@@ -126,19 +127,13 @@ void HubImpl::process_order(const ConnectionPtr& client, const Message& message)
         return reply(client, message, false,
                      "no process " + std::to_string(pid) + " under this hub");
     if (message.type == "release_process") {
-        // Answered once the agent says it is done (or a bound passed): a program the client
-        // lets run on must not meet a breakpoint the release has not taken out yet.
+        // Answered once the agent says it is done: a program the client lets run on must not
+        // meet a breakpoint the release has not taken out yet.
         agent->send(make("release", Json::object()));
-        auto& waiting = releases_[connection];
-        waiting.push_back({client->id(), message.num("id"), pid});
-        auto timer = std::make_shared<asio::steady_timer>(io_, kReleaseWait);
-        timer->async_wait([self = shared_from_this(), timer, connection](const asio::error_code&) {
-            self->answer_releases(connection,
-                                  " runs on without the debugger: breakpoints out, paused "
-                                  "threads resumed as soon as it runs Python (it did not "
-                                  "confirm within 2 s)");
-        });
-        return;
+        return order_awaiting_agent(client, message, connection, "release",
+                                    " runs on without the debugger: breakpoints out, paused "
+                                    "threads resumed as soon as it runs Python (it did not "
+                                    "confirm within 2 s)");
     }
     if (message.type == "terminate_process") {
         agent->send(make("terminate", Json::object()));
@@ -151,23 +146,43 @@ void HubImpl::process_order(const ConnectionPtr& client, const Message& message)
         return reply(client, message, true,
                      "pid " + std::to_string(pid) + " is debugged again: breakpoints armed");
     }
+    // Answered once the pause is armed: what the client says next ("it waits in C code") and
+    // what the user does next (wake the program) must not come before it.
     agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
-    reply(client, message, true, "pausing pid " + std::to_string(pid) + " at its next Python line");
+    order_awaiting_agent(client, message, connection, "pause",
+                         " is asked to pause at its next Python line (it did not confirm "
+                         "within 2 s: a thread holds the GIL in C code)");
 }
 
-void HubImpl::answer_releases(std::uint64_t connection, const std::string& how, bool ok) {
-    const auto it = releases_.find(connection);
-    if (it == releases_.end()) return;
-    const auto waiting = std::move(it->second);
-    releases_.erase(it);
-    for (const auto& release : waiting) {
-        if (auto client = this->connection(release.client)) {
-            client->send(make("result", {{"id", release.request},
+void HubImpl::order_awaiting_agent(const ConnectionPtr& client, const Message& message,
+                                   std::uint64_t agent, const std::string& order,
+                                   const std::string& unconfirmed) {
+    awaited_orders_[agent].push_back({order, client->id(), message.num("id"), message.num("pid")});
+    auto timer = std::make_shared<asio::steady_timer>(io_, kOrderWait);
+    timer->async_wait(
+        [self = shared_from_this(), timer, agent, order, unconfirmed](const asio::error_code&) {
+            self->answer_orders(agent, order, unconfirmed);
+        });
+}
+
+void HubImpl::answer_orders(std::uint64_t connection, const std::string& order,
+                            const std::string& how, bool ok) {
+    const auto it = awaited_orders_.find(connection);
+    if (it == awaited_orders_.end()) return;
+    auto& waiting = it->second;
+    const auto answered = std::stable_partition(
+        waiting.begin(), waiting.end(),
+        [&order](const AwaitedOrder& awaited) { return !order.empty() && awaited.order != order; });
+    for (auto awaited = answered; awaited != waiting.end(); ++awaited) {
+        if (auto client = this->connection(awaited->client)) {
+            client->send(make("result", {{"id", awaited->request},
                                          {"ok", ok},
-                                         {"message", "pid " + std::to_string(release.pid) + how},
+                                         {"message", "pid " + std::to_string(awaited->pid) + how},
                                          {"data", Json::object()}}));
         }
     }
+    waiting.erase(answered, waiting.end());
+    if (waiting.empty()) awaited_orders_.erase(it);
 }
 
 }  // namespace dpdb::hub

@@ -88,6 +88,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // client's release_process then, so that the program never runs into a breakpoint that
         // a detach that said "breakpoints out" left).
         {"released", {}},
+        // Agent -> hub: the pause asked is armed (the hub answers the client's pause_process
+        // then, so that nothing the user does next can run before it).
+        {"pause_armed", {}},
         // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
         {"debug", {}},
         // Release it, then SIGTERM (an IDE's terminate request).

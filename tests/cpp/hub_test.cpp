@@ -535,6 +535,37 @@ TEST_F(HubTest, AReleaseIsAnsweredOnceTheProcessSaysItIsDone) {
     EXPECT_NE(late->str("message").find("did not confirm"), std::string::npos);
 }
 
+// dpdb pause (and attach -p) is answered once the pause is armed, so that the program the user
+// wakes next cannot run past the line it should stop at.
+TEST_F(HubTest, APauseIsAnsweredOnceTheProcessSaysItIsArmed) {
+    auto agent = connect_agent(test_proc(4301));
+    auto client = connect_client();
+    ASSERT_TRUE(
+        client->send(make("pause_process", {{"id", 9}, {"pid", 4301}, {"all_threads", false}})));
+    ASSERT_TRUE(wait_for_type(*agent, "pause").has_value());
+    EXPECT_FALSE(wait_for_type(*client, "result", kQuietMs).has_value()) << "answered early";
+    ASSERT_TRUE(agent->send(make("pause_armed")));
+    const auto answer = wait_for_type(*client, "result");
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->num("id"), 9);
+    EXPECT_TRUE((*answer)["ok"].get<bool>());
+    // A release waiting at the same time is not answered by the pause's word, nor the reverse.
+    ASSERT_TRUE(client->send(make("release_process", {{"id", 10}, {"pid", 4301}})));
+    ASSERT_TRUE(
+        client->send(make("pause_process", {{"id", 11}, {"pid", 4301}, {"all_threads", true}})));
+    ASSERT_TRUE(agent->send(make("pause_armed")));
+    const auto paused = wait_for_type(*client, "result");
+    ASSERT_TRUE(paused.has_value());
+    EXPECT_EQ(paused->num("id"), 11);
+    // The process ends before it says the release is done: answered, as a failure.
+    agent.reset();
+    const auto ended = wait_for_type(*client, "result");
+    ASSERT_TRUE(ended.has_value());
+    EXPECT_EQ(ended->num("id"), 10);
+    EXPECT_FALSE((*ended)["ok"].get<bool>());
+    EXPECT_NE(ended->str("message").find("ended before"), std::string::npos);
+}
+
 TEST_F(HubTest, APeerThatNeverCompletesTheHandshakeIsDroppedAfterTheTimeout) {
     auto client = connect_client();
     const int fd = connect_raw();
