@@ -2,8 +2,9 @@
 
 A Flask or Django view that raises becomes a 500, a Celery task that raises is stored as
 FAILURE, a test that fails is a report of pytest's, a task that raises in a joblib/loky worker
-is sent back to its caller, and so is one raised in a worker of the standard library's process
-pools (multiprocessing.Pool, concurrent.futures.ProcessPoolExecutor): none of these exceptions
+is sent back to its caller, and so is one raised in a worker of a process pool (the standard
+library's multiprocessing.Pool and concurrent.futures.ProcessPoolExecutor, its fork
+`multiprocess` that Hugging Face datasets uses, Celery's billiard): none of these exceptions
 is uncaught, so the process's excepthook never sees them. Each strategy here hooks the
 framework's own place for its exception, in the process and the thread where it was raised, and
 opens a post-mortem session on its traceback there (the frames, with their locals, as
@@ -183,7 +184,7 @@ def _task_name(item):
 
 
 class _ProcessPool:
-    """A worker of the standard library's process pools catches what a task raises and wraps it,
+    """A worker of a process pool catches what a task raises and wraps it,
     with its traceback as text, to send it to the caller, whose process gets the exception but
     not the worker's frames. The wrapper is made in the worker's except clause, with the
     exception's traceback, in the worker process's main thread: a session opened there has the
@@ -212,12 +213,12 @@ class _ProcessPool:
 
 
 class Pool(_ProcessPool):
-    """multiprocessing.Pool (map, apply_async, imap...): multiprocessing.pool.worker. A
-    ThreadPool's worker runs in the caller's process, where the exception keeps its frames: it
-    wraps nothing."""
+    """multiprocessing.Pool (map, apply_async, imap...): multiprocessing.pool.worker, and the
+    same in `multiprocess` (dill pickles its tasks: a lambda, a closure). A ThreadPool's worker
+    runs in the caller's process, where the exception keeps its frames: it wraps nothing."""
 
     name = "pool"
-    modules = ("multiprocessing.pool",)
+    modules = ("multiprocessing.pool", "multiprocess.pool")
     wrapper = "ExceptionWithTraceback"
 
 
@@ -229,7 +230,37 @@ class Executor(_ProcessPool):
     wrapper = "_ExceptionWithTraceback"
 
 
-_POOL_MODULES = ("multiprocessing", "concurrent")
+class Billiard:
+    """billiard.Pool (Celery's prefork pool, or used as a multiprocessing.Pool): its Worker
+    catches what a task raises and wraps sys.exc_info() in an ExceptionInfo, looked up in
+    billiard.pool's globals at every task. That name is given a function that opens the session
+    first and makes billiard's own object (the one the caller is sent, pickled): billiard.einfo's
+    class stays as it is for Celery, whose own strategy answers for a task's failure (Celery's
+    tracer catches it before the pool does)."""
+
+    name = "billiard"
+    modules = ("billiard.pool",)
+
+    def hook(self, module):
+        make_info = module.ExceptionInfo
+        if getattr(make_info, "_dpdb_post_mortem", False):
+            return
+
+        def info_with_post_mortem(*args, **kwargs):
+            _, exception, traceback = sys.exc_info()
+            if isinstance(exception, Exception):  # not an exit, nor Ctrl-C
+                post_mortem(exception, traceback,
+                            "billiard: post-mortem of %s in the worker that ran %s (the caller "
+                            "gets the exception once you continue)" % (
+                                type(exception).__name__, _task_of(traceback)))
+                sent_away(exception)
+            return make_info(*args, **kwargs)
+
+        info_with_post_mortem._dpdb_post_mortem = True
+        module.ExceptionInfo = info_with_post_mortem
+
+
+_POOL_MODULES = ("multiprocessing", "multiprocess", "billiard", "concurrent")
 
 
 def _task_of(traceback):
@@ -244,7 +275,7 @@ def _task_of(traceback):
     return "a task"
 
 
-STRATEGIES = (Flask, Django, Celery, Pytest, Loky, Pool, Executor)
+STRATEGIES = (Flask, Django, Celery, Pytest, Loky, Pool, Billiard, Executor)
 
 
 def install(open_session):

@@ -86,11 +86,11 @@ def tags():
 
 def process_name():
     """The name a person knows a process by, where its launcher gives one: pytest-xdist's
-    "gw0", multiprocessing's and billiard's (Celery's) "ForkPoolWorker-1"."""
+    "gw0", multiprocessing's, `multiprocess`'s and billiard's (Celery's) "ForkPoolWorker-1"."""
     xdist = os.environ.get("PYTEST_XDIST_WORKER")
     if xdist:
         return xdist
-    for module in ("billiard", "multiprocessing"):
+    for module in ("billiard", "multiprocess", "multiprocessing"):
         loaded = sys.modules.get(module)
         try:
             name = loaded.current_process().name if loaded else ""
