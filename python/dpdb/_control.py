@@ -12,7 +12,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console, _debugger, _identity, _on_import, _pause
+from dpdb import _agent, _console, _debugger, _greenlets, _identity, _on_import, _pause
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -194,18 +194,23 @@ def _debugger_frames(summary):
 
 
 def stacks(gil=None):
-    """Every thread's Python stack, as text and as frames, without pausing anything."""
-    names = {t.ident: t for t in threading.enumerate()}
-    me = threading.get_ident()
+    """Every thread's Python stack, as text and as frames, without pausing anything; dpdb's own
+    threads are left out, and gevent's suspended greenlets follow the threads."""
+    frames = sys._current_frames()
+    names = _greenlets.threads_by_os_ident(frames)
+    me = _greenlets.os_thread_ident()
+    running, suspended = _greenlets.greenlets()
+    # The greenlet the main thread runs, where it can only be that one.
+    in_greenlet = ", in greenlet %s" % running[0] if len(running) == 1 else ""
     # The I/O thread only saw which thread state held the GIL; naming it takes the GIL, held here.
     holder = gil and gil.get("holder_state") and _agent.thread_of_gil_state(gil["holder_state"])
     threads = []
     lines = []
     every_line = []  # the same, with the debugger's frames of paused threads
-    for ident, frame in sys._current_frames().items():
-        if ident == me:
-            continue
+    for ident, frame in frames.items():
         thread = names.get(ident)
+        if ident == me or (thread and thread.name.startswith("dpdb-")):
+            continue
         name = thread.name if thread else "?"
         native = getattr(thread, "native_id", None) if thread else None
         role = _gil_role(gil, holder, ident, native)
@@ -218,22 +223,30 @@ def stacks(gil=None):
                         "code": f.line or "", "debugger": i >= len(summary) - hidden}
                        for i, f in enumerate(summary)],
         })
-        heading = "  Thread %s (%s%s)%s, most recent call last:" % (
+        _add_stack("  Thread %s (%s%s)%s%s, most recent call last:" % (
             name, ident, ", native %s" % native if native else "",
-            " [%s]" % role if role else "")
-        lines.append(heading)
-        every_line.append(heading)
-        for i, f in enumerate(summary):
-            text = ['    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name)]
-            if f.line:
-                text.append("      " + f.line.strip())
-            every_line.extend(text)
-            if i < len(summary) - hidden:
-                lines.extend(text)
-        if hidden:
-            lines.append("    (paused by the debugger: %d frames of dpdb, pdb and bdb above "
-                         "are hidden; `dpdb stacks --debugger-frames` shows them)" % hidden)
+            in_greenlet if thread is threading.main_thread() else "",
+            " [%s]" % role if role else ""), summary, hidden, lines, every_line)
+    for name, frame in suspended:
+        _add_stack("  Greenlet %s (suspended), most recent call last:" % name,
+                   traceback.extract_stack(frame), 0, lines, every_line)
     reply = {"threads": threads, "text": "\n".join(lines)}
     if every_line != lines:
         reply["text_with_debugger"] = "\n".join(every_line)
     return reply
+
+
+def _add_stack(heading, summary, hidden, lines, every_line):
+    """One stack's text: to every_line whole, to lines without its `hidden` innermost frames."""
+    lines.append(heading)
+    every_line.append(heading)
+    for i, f in enumerate(summary):
+        text = ['    File "%s", line %s, in %s' % (f.filename, f.lineno, f.name)]
+        if f.line:
+            text.append("      " + f.line.strip())
+        every_line.extend(text)
+        if i < len(summary) - hidden:
+            lines.extend(text)
+    if hidden:
+        lines.append("    (paused by the debugger: %d frames of dpdb, pdb and bdb above "
+                     "are hidden; `dpdb stacks --debugger-frames` shows them)" % hidden)

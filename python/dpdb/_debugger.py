@@ -11,8 +11,8 @@ import sys
 import threading
 import traceback
 
-from dpdb import (_agent, _global_breaks, _identity, _logpoints, _pause, _ray, _signals,
-                  _supervisors)
+from dpdb import (_agent, _global_breaks, _greenlets, _identity, _logpoints, _pause, _ray,
+                  _signals, _supervisors)
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -171,7 +171,7 @@ class Debugger(*_BASES):
         return {
             "tid": threading.get_ident(),
             "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
-            "thread": thread.name,
+            "thread": _greenlets.label(thread),
             "main_thread": thread is threading.main_thread(),
             "file": frame.f_code.co_filename,
             "line": line,
