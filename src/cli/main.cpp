@@ -204,6 +204,12 @@ int main(int argc, char** argv) {
     dap_cmd->add_option("--listen", dap_listen,
                         "serve on 127.0.0.1:PORT instead of stdio (0: any free port)");
 
+    std::string web_listen;
+    auto* web_cmd = app.add_subcommand(
+        "web", "the job in a browser: prints a URL to open (see docs/web.md in dpdb's source)");
+    web_cmd->add_option("--listen", web_listen,
+                        "serve on HOST:PORT, a loopback address (default 127.0.0.1, any free port)");
+
     if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {
         std::fprintf(stderr, "dpdb: no command \"%s\"; the commands are %s (`dpdb --help`)\n",
                      unknown.c_str(), command_names(app).c_str());
@@ -242,6 +248,7 @@ int main(int argc, char** argv) {
         if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
         if (*dap_cmd) return dpdb::cli::dap_command(hub, dap_listen);
+        if (*web_cmd) return dpdb::cli::web_command(hub, web_listen);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "dpdb: %s\n", error.what());
         return 2;

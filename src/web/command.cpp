@@ -1,0 +1,105 @@
+// `dpdb web`: the job in a browser. A hub client like `dpdb dap` (it subscribes and lists), and
+// a small HTTP + WebSocket server on loopback that pushes what the hub says to the page.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdio>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "cli/hub_locator.hpp"
+#include "common/listen_address.hpp"
+#include "web/job_view.hpp"
+#include "web/server.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr std::int64_t kListingId = 1;
+
+// Waits for the hub's messages on the page's event loop and passes each on.
+class HubFeed {
+  public:
+    HubFeed(asio::io_context& context, wire::Channel& channel, web::JobView& view,
+            web::Server& server)
+        : context_(context),
+          readable_(context, channel.fd()),
+          channel_(channel),
+          view_(view),
+          server_(server) {}
+    // The descriptor is the channel's: it closes it.
+    ~HubFeed() { readable_.release(); }
+
+    void wait() {
+        readable_.async_wait(asio::posix::stream_descriptor::wait_read,
+                             [this](const boost::system::error_code& error) {
+                                 if (error) return;
+                                 drain();
+                             });
+    }
+
+    int status() const { return status_; }
+
+  private:
+    void drain() {
+        try {
+            // With TLS a record may hold several messages: all of them before waiting again.
+            while (auto message = channel_.receive(0)) {
+                if (auto update = view_.apply(*message)) server_.broadcast(update->dump());
+            }
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "dpdb web: the hub went away: %s\n", error.what());
+            status_ = 1;
+            context_.stop();
+            return;
+        }
+        wait();
+    }
+
+    asio::io_context& context_;
+    asio::posix::stream_descriptor readable_;
+    wire::Channel& channel_;
+    web::JobView& view_;
+    web::Server& server_;
+    int status_ = 0;
+};
+
+}  // namespace
+
+int web_command(const std::string& hub, const std::string& listen) {
+    const auto address = ListenAddress::parse(listen.empty() ? "127.0.0.1:0" : listen);
+    if (!address.is_loopback()) {
+        std::fprintf(stderr,
+                     "dpdb web: --listen %s is not a loopback address; dpdb web serves this "
+                     "machine only for now (another host needs TLS, not done yet: use ssh -L)\n",
+                     address.to_string().c_str());
+        return 2;
+    }
+    const auto targets = locate_hubs(hub);
+    if (targets.size() > 1) {
+        throw std::runtime_error(
+            "several hubs are running: name one with --hub or DPDB_HUB (`dpdb ls` shows them)");
+    }
+    wire::Channel channel;
+    connect_client(channel, targets.front());
+    channel.send(wire::make("subscribe"));
+    channel.send(wire::make("list", {{"id", kListingId}}));
+
+    asio::io_context context(1);
+    web::JobView view(kListingId);
+    web::Server server(context, address, [&view] { return view.snapshot().dump(); });
+    HubFeed feed(context, channel, view, server);
+    feed.wait();
+    asio::signal_set stop(context, SIGINT, SIGTERM);
+    stop.async_wait([&context](const boost::system::error_code&, int) { context.stop(); });
+
+    // The one line to open (the token is in it, and nowhere else).
+    std::printf("dpdb web: open %s\n", server.url().c_str());
+    std::fflush(stdout);
+    context.run();
+    return feed.status();
+}
+
+}  // namespace dpdb::cli

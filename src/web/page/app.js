@@ -1,0 +1,176 @@
+// dpdb web's page: the job pushed over one WebSocket, drawn as host → process → thread.
+// Everything a peer sent (argv, tags, names, file names) goes into the page as text only.
+"use strict";
+
+const job = { processes: new Map(), sessions: new Map(), exited: new Map() };
+let drawPending = false;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+function byId(list, key) {
+  const map = new Map();
+  for (const item of list || []) map.set(item[key], item);
+  return map;
+}
+
+function apply(message) {
+  if (message.t === "snapshot") {
+    job.processes = byId(message.processes, "pid");
+    job.sessions = byId(message.sessions, "sid");
+    job.exited = byId(message.exited, "pid");
+    return;
+  }
+  if (message.t !== "event") return;
+  const data = message.data;
+  switch (message.kind) {
+    case "process_start":
+    case "process_update":
+      job.processes.set(data.pid, data);
+      job.exited.delete(data.pid);
+      break;
+    case "process_crash": {
+      const process = job.processes.get(data.pid);
+      if (process) process.crash = data.signal;
+      break;
+    }
+    case "process_exit": {
+      const record = Object.assign({}, job.processes.get(data.pid) || {}, data);
+      job.processes.delete(data.pid);
+      job.exited.set(data.pid, record);
+      break;
+    }
+    case "session_open":
+    case "session_update":
+      job.sessions.set(data.sid, data);
+      break;
+    case "session_close":
+      job.sessions.delete(data.sid);
+      break;
+  }
+}
+
+function commandLine(process) {
+  return Array.isArray(process.argv) ? process.argv.join(" ") : "";
+}
+
+function tagText(process) {
+  const tags = process.tags && typeof process.tags === "object" ? process.tags : {};
+  return Object.keys(tags).map((key) => key + "=" + tags[key]);
+}
+
+// [class, words] of a process's state.
+function stateOf(process, sessions, ended) {
+  if (ended) {
+    if (process.signal) return ["crashed", "crashed by " + process.signal];
+    if (process.exec) return ["exited", "exec'd " + process.exec];
+    if (process.status !== undefined) return ["exited", "exited with " + process.status];
+    return ["exited", "ended (" + (process.reason || "unknown") + ")"];
+  }
+  if (process.crash) return ["crashed", "crashing by " + process.crash];
+  if (sessions.length) return ["paused", "paused"];
+  return ["running", "running"];
+}
+
+function where(session) {
+  const place = session.file ? session.file + ":" + session.line : "an unknown line";
+  return "paused at " + place + (session.function ? " in " + session.function : "");
+}
+
+function processNode(process, sessions, ended) {
+  const [stateClass, stateWords] = stateOf(process, sessions, ended);
+  const node = el("div", "process");
+  node.dataset.pid = String(process.pid);
+  node.dataset.state = stateClass;
+  const line = el("div", "line");
+  line.append(el("span", "state " + stateClass, stateWords), " ");
+  line.append(el("span", "pid", "pid " + process.pid), " ");
+  if (process.process_name) line.append(el("span", "name", process.process_name), " ");
+  line.append(el("span", "argv", commandLine(process)));
+  for (const tag of tagText(process)) line.append(el("span", "tag", tag));
+  node.append(line);
+  for (const session of sessions) {
+    const thread = el("div", "thread");
+    thread.dataset.sid = String(session.sid);
+    thread.append(el("span", "thread-name", "thread " + (session.thread || session.tid)));
+    thread.append(el("span", "where", where(session)));
+    node.append(thread);
+  }
+  return node;
+}
+
+function matches(words, process, stateWords) {
+  if (!words) return true;
+  const haystack = [process.host, String(process.pid), commandLine(process), stateWords,
+                    process.process_name || ""].concat(tagText(process)).join(" ").toLowerCase();
+  return words.split(/\s+/).every((word) => haystack.includes(word));
+}
+
+function draw() {
+  drawPending = false;
+  const filter = document.getElementById("filter").value.trim().toLowerCase();
+  const sessionsOf = new Map();
+  for (const session of job.sessions.values()) {
+    if (!sessionsOf.has(session.pid)) sessionsOf.set(session.pid, []);
+    sessionsOf.get(session.pid).push(session);
+  }
+  const hosts = new Map();
+  const counts = { running: 0, paused: 0, exited: 0, crashed: 0 };
+  const add = (process, ended) => {
+    const sessions = ended ? [] : sessionsOf.get(process.pid) || [];
+    const [stateClass, stateWords] = stateOf(process, sessions, ended);
+    counts[stateClass] += 1;
+    if (!matches(filter, process, stateWords)) return;
+    const host = process.host || "?";
+    if (!hosts.has(host)) hosts.set(host, []);
+    hosts.get(host).push(processNode(process, sessions, ended));
+  };
+  for (const process of job.processes.values()) add(process, false);
+  for (const process of job.exited.values()) add(process, true);
+  const tree = document.getElementById("tree");
+  const nodes = [];
+  for (const host of [...hosts.keys()].sort()) {
+    const section = el("section", "host");
+    section.dataset.host = host;
+    section.append(el("div", "title", host + " (" + hosts.get(host).length + ")"));
+    section.append(...hosts.get(host));
+    nodes.push(section);
+  }
+  tree.replaceChildren(...nodes);
+  document.getElementById("counts").textContent =
+    `${job.processes.size} live: ${counts.running} running, ${counts.paused} paused; ` +
+    `${counts.exited} exited, ${counts.crashed} crashed`;
+}
+
+function redraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(draw);
+}
+
+function connect() {
+  const link = document.getElementById("link");
+  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") +
+                               location.host + "/ws");
+  socket.onopen = () => {
+    link.textContent = "live";
+    link.classList.remove("down");
+  };
+  socket.onmessage = (event) => {
+    apply(JSON.parse(event.data));
+    redraw();
+  };
+  socket.onclose = () => {
+    link.textContent = "disconnected from dpdb web (reload to reconnect)";
+    link.classList.add("down");
+  };
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("filter").addEventListener("input", redraw);
+  connect();
+});

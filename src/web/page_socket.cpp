@@ -1,0 +1,78 @@
+#include "web/page_socket.hpp"
+
+#include <boost/beast/websocket.hpp>
+#include <cstdio>
+
+namespace dpdb::web {
+namespace {
+
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+
+// What the page may send in one message (it sends nothing yet), and how much may wait for a page
+// that does not read: past that it is closed, and reloading it starts from a fresh snapshot.
+constexpr std::size_t kMaxIncoming = 64 * 1024;
+constexpr std::size_t kMaxQueuedBytes = 64 * 1024 * 1024;
+
+}  // namespace
+
+void PageSocket::accept(const Request& request, std::string first,
+                        std::function<void(std::shared_ptr<PageSocket>)> opened) {
+    beast::get_lowest_layer(socket_).expires_never();
+    socket_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    socket_.read_message_max(kMaxIncoming);
+    socket_.async_accept(request, [self = shared_from_this(), first = std::move(first),
+                                   opened = std::move(opened)](beast::error_code error) mutable {
+        if (error) return self->close();
+        self->send(std::make_shared<const std::string>(std::move(first)));
+        opened(self);
+        self->read_next();
+    });
+}
+
+void PageSocket::read_next() {
+    socket_.async_read(incoming_,
+                       [self = shared_from_this()](beast::error_code error, std::size_t) {
+                           if (error) return self->close();
+                           self->incoming_.clear();
+                           self->read_next();
+                       });
+}
+
+void PageSocket::send(std::shared_ptr<const std::string> text) {
+    if (closed_) return;
+    queued_bytes_ += text->size();
+    if (queued_bytes_ > kMaxQueuedBytes) {
+        std::fprintf(stderr, "dpdb web: a page fell behind the job's updates; closed it\n");
+        return close();
+    }
+    queue_.push_back(std::move(text));
+    if (!writing_) write_next();
+}
+
+void PageSocket::write_next() {
+    if (closed_ || queue_.empty()) {
+        writing_ = false;
+        return;
+    }
+    writing_ = true;
+    socket_.text(true);
+    socket_.async_write(boost::asio::buffer(*queue_.front()),
+                        [self = shared_from_this()](beast::error_code error, std::size_t) {
+                            if (error || self->closed_) return self->close();
+                            self->queued_bytes_ -= self->queue_.front()->size();
+                            self->queue_.pop_front();
+                            self->write_next();
+                        });
+}
+
+void PageSocket::close() {
+    if (closed_) return;
+    closed_ = true;
+    queue_.clear();
+    beast::error_code ignored;
+    beast::get_lowest_layer(socket_).socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both,
+                                                       ignored);
+}
+
+}  // namespace dpdb::web

@@ -1,0 +1,41 @@
+// One page's WebSocket: the job's snapshot, then every update, in order; what the page sends is
+// read (for the close handshake) and otherwise ignored.
+#pragma once
+
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <deque>
+#include <memory>
+#include <string>
+
+namespace dpdb::web {
+
+class PageSocket : public std::enable_shared_from_this<PageSocket> {
+  public:
+    using Request = boost::beast::http::request<boost::beast::http::empty_body>;
+
+    explicit PageSocket(boost::beast::tcp_stream stream) : socket_(std::move(stream)) {}
+
+    // Answers the upgrade; once done, sends `first` and calls `opened` (where updates start).
+    void accept(const Request& request, std::string first,
+                std::function<void(std::shared_ptr<PageSocket>)> opened);
+    // Queues a message; a page that falls too far behind is closed rather than buffered for.
+    void send(std::shared_ptr<const std::string> text);
+    bool closed() const { return closed_; }
+
+  private:
+    void read_next();
+    void write_next();
+    void close();
+
+    boost::beast::websocket::stream<boost::beast::tcp_stream> socket_;
+    boost::beast::flat_buffer incoming_;
+    std::deque<std::shared_ptr<const std::string>> queue_;
+    std::size_t queued_bytes_ = 0;
+    bool writing_ = false;
+    bool closed_ = false;
+};
+
+}  // namespace dpdb::web

@@ -1,0 +1,35 @@
+// The HTTP and WebSocket side of `dpdb web` (Boost.Beast): the page's files to the token's
+// holder, and the job's updates pushed to every page that holds a WebSocket.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/listen_address.hpp"
+
+namespace dpdb::web {
+
+class Server {
+  public:
+    // Listens at once (throws std::runtime_error with a one-line reason). `snapshot` is what a
+    // page that connects is sent first.
+    Server(boost::asio::io_context& context, const ListenAddress& listen,
+           std::function<std::string()> snapshot);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // The one URL to open: it carries the one-time token.
+    std::string url() const;
+    // Sends `text` to every connected page.
+    void broadcast(const std::string& text);
+
+    struct State;
+
+  private:
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace dpdb::web
