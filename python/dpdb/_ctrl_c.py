@@ -7,6 +7,11 @@ when it is pressed again within a short time while the first one's pause has not
 session yet (the main thread waits in C: a sleep, an accept). The terminal sends SIGINT to every
 process of the job: the program's own first process takes it so, the processes below it leave
 the signal alone rather than die of it. A handler the program installs itself takes precedence.
+
+Django's autoreloader (`runserver`) runs the server in a child and waits for it in os.waitpid,
+where no pause can land: the child that serves takes Ctrl-C as the first process would, and the
+reloader leaves it to the child (it never arms a pause, which a later SIGTERM would meet in
+Django's handler).
 """
 
 import os
@@ -32,22 +37,53 @@ PRESSED = (b"dpdb: pausing at the program's next line (Ctrl-C again within 2 s g
 _last_press = None
 
 
+# Set by Django's autoreloader in the environment of the child that serves.
+_DJANGO_RELOADER_CHILD = ("RUN_MAIN", "true")
+
+
 def install():
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
-    if os.environ.get("DPDB_RUN_ID") != str(os.getppid()):
+    run = os.environ.get("DPDB_RUN_ID")
+    if run != str(os.getppid()) and not (_is_django_reloader_child() and
+                                          run == _parent_of(os.getppid())):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         return
     signal.signal(signal.SIGINT, _pause)
+
+
+def _is_django_reloader_child():
+    name, value = _DJANGO_RELOADER_CHILD
+    return os.environ.get(name) == value
+
+
+def _parent_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rpartition(")")[2].split()[1]
+    except (OSError, IndexError):
+        return None
+
+
+def _in_django_reloader(frame):
+    """Whether the main thread waits in Django's autoreloader for the child that serves."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "restart_with_reloader" and code.co_filename.endswith(
+                os.path.join("django", "utils", "autoreload.py")):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _pause(signum, frame):
     # Nothing here may import or call into code outside dpdb's: a first Ctrl-C's pause, armed
     # already, would stop in it.
     global _last_press
-    if _console.in_a_session():
+    if _console.in_a_session() or _in_django_reloader(frame):
         # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or comes
-        # back to a session the user detached from).
+        # back to a session the user detached from). Or the child Django's reloader waits for
+        # takes it.
         return
     now = time.monotonic()
     opened = _console.main_thread_sessions_opened()
