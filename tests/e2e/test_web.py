@@ -1,0 +1,179 @@
+"""`dpdb web`: the job in a real browser (Debian's chromium driven by Playwright's Python client,
+pointed at the system browser), and its access rules spoken raw over HTTP."""
+
+import http.client
+import os
+import re
+import shutil
+import signal
+import socket
+
+import pexpect
+import pytest
+
+from conftest import PROMPT, STOPS_ON_CALL, finish, line_of, program, wait_until
+
+JOB = program("web_job.py")
+HOSTILE = "<script>alert(1)</script>"
+CHROMIUM = shutil.which("chromium")
+SCREENSHOTS = os.environ.get("DPDB_SCREENSHOTS")  # a folder (docs/) to keep the page's pictures in
+
+
+def start_web(dpdb):
+    """`dpdb web` on the job's hub: the child and the URL it printed."""
+    web = dpdb.spawn("dpdb", "web")
+    web.expect(r"dpdb web: open (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))\r\n")
+    return web, web.match.group(1), int(web.match.group(2)), web.match.group(3)
+
+
+def start_job(dpdb):
+    """web_job.py under `dpdb run`, with worker-1 paused at its breakpoint() and the run's
+    console at its prompt; returns the run and the file that ends the other workers."""
+    stop_file = os.path.join(dpdb.root, "stop")
+    run = dpdb.spawn("dpdb", "run", JOB, stop_file, HOSTILE)
+    run.expect(PROMPT)
+    return run, stop_file
+
+
+def live_pids(dpdb):
+    return {p["pid"]: p for p in dpdb.ls()["processes"]}
+
+
+@pytest.fixture
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no chromium: the browser tests need Debian's (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("no playwright: the browser tests need its Python client (pip install playwright)")
+    with sync_playwright() as playwright:
+        # As root (CI's containers) chromium refuses to run with its sandbox.
+        launched = playwright.chromium.launch(executable_path=CHROMIUM,
+                                              args=["--no-sandbox"] if os.geteuid() == 0 else [])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def test_the_tree_is_pushed_live_and_what_peers_sent_is_text(dpdb, browser):
+    from playwright.sync_api import expect
+
+    run, stop_file = start_job(dpdb)
+    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    processes = live_pids(dpdb)
+    session = dpdb.ls()["sessions"][0]
+    worker = session["pid"]
+    # The line after breakpoint(), or the call itself from 3.13 on.
+    stop_line = line_of(JOB, "worker-1 stops here") - (1 if STOPS_ON_CALL else 0)
+    assert session["line"] == stop_line, session
+
+    web, url, _, _ = start_web(dpdb)
+    page = browser.new_page(viewport={"width": 1100, "height": 420})
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(url)
+    assert page.url.endswith("/") and "token" not in page.url  # the token left the address bar
+
+    for pid in processes:
+        expect(page.locator('.process[data-pid="%d"]' % pid)).to_have_count(1)
+    paused = page.locator('.process[data-pid="%d"]' % worker)
+    expect(paused).to_have_attribute("data-state", "paused")
+    expect(paused.locator(".where")).to_have_text(
+        re.compile(r"paused at .*web_job\.py:%d in work$" % stop_line))
+    expect(page.locator(".host .title")).to_have_text(re.compile(r"\(4\)$"))
+    expect(page.locator("#counts")).to_have_text(re.compile(r"^4 live: 3 running, 1 paused"))
+    # The command line holds markup: shown as the characters it is, never run.
+    argv = page.locator('.process[data-pid="%d"] .argv' % worker)
+    expect(argv).to_contain_text(HOSTILE)
+    assert page.locator("#tree script").count() == 0
+    assert dialogs == []
+    if SCREENSHOTS:
+        page.screenshot(path=os.path.join(SCREENSHOTS, "web-tree.png"))
+
+    # Pushed, not reloaded: the worker resumes, then the workers and the job end.
+    run.sendline("c")
+    expect(paused).to_have_attribute("data-state", "running")
+    open(stop_file, "w").close()
+    for pid in processes:
+        expect(page.locator('.process[data-pid="%d"]' % pid)).to_have_attribute(
+            "data-state", "exited")
+    expect(page.locator('.process[data-pid="%d"] .state' % worker)).to_have_text("exited with 0")
+    finish(run)
+    assert dialogs == []
+    page.close()
+    web.terminate(force=True)
+
+
+def request(port, path, headers=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", path, headers=dict({"Host": "127.0.0.1:%d" % port},
+                                                 **(headers or {})))
+    response = connection.getresponse()
+    body = response.read().decode()
+    connection.close()
+    return response, body
+
+
+def upgrade(port, cookie, origin):
+    """A WebSocket upgrade request spoken raw: the status line of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        raw.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     "Sec-WebSocket-Version: 13\r\nOrigin: %s\r\nCookie: %s\r\n\r\n"
+                     % (port, origin, cookie)).encode())
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    return answer.split(b"\r\n")[0].decode()
+
+
+def test_only_the_token_holder_from_the_page_itself(dpdb):
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect("dpdb hub listening")
+    web, url, port, token = start_web(dpdb)
+
+    for path in ("/", "/app.js", "/ws"):
+        response, body = request(port, path)
+        assert response.status == 403 and "open the URL" in body, (path, response.status)
+    response, _ = request(port, "/?token=" + "0" * len(token))
+    assert response.status == 403
+    response, _ = request(port, "/?token=" + token, {"Host": "evil.example:%d" % port})
+    assert response.status == 403  # another name for this address (DNS rebinding)
+
+    response, _ = request(port, "/?token=" + token)
+    assert response.status == 303 and response.getheader("Location") == "/"
+    cookie = response.getheader("Set-Cookie").split(";")[0]
+    assert "HttpOnly" in response.getheader("Set-Cookie")
+    assert "SameSite=Strict" in response.getheader("Set-Cookie")
+    response, _ = request(port, "/?token=" + token)
+    assert response.status == 403  # one-time: a second browser gets nothing from it
+
+    response, body = request(port, "/", {"Cookie": cookie})
+    assert response.status == 200 and '<script src="/app.js"' in body
+    policy = response.getheader("Content-Security-Policy")
+    assert "script-src 'self'" in policy and "unsafe" not in policy
+    assert response.getheader("X-Content-Type-Options") == "nosniff"
+
+    origin = "http://127.0.0.1:%d" % port
+    assert upgrade(port, cookie, "http://evil.example").startswith("HTTP/1.1 403")
+    assert upgrade(port, "dpdb_web=" + "0" * 64, origin).startswith("HTTP/1.1 403")
+    assert upgrade(port, cookie, origin).startswith("HTTP/1.1 101")
+
+    # The token is in the one line that prints the URL, never in what dpdb web logs.
+    web.kill(signal.SIGINT)
+    web.expect(pexpect.EOF)
+    said = web.logfile_read.getvalue()
+    assert said.count(token) == 1, said
+    assert "refused GET / without the token" in said
+    assert "from another origin (http://evil.example)" in said
+
+
+def test_a_non_loopback_address_is_refused_in_one_line(dpdb):
+    done = dpdb.run("dpdb", "web", "--listen", "0.0.0.0:0")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "not a loopback address" in done.stderr, done.stderr
