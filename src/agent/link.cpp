@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -26,7 +28,16 @@ namespace {
 
 constexpr auto kReceiveTick = std::chrono::milliseconds(500);
 constexpr auto kFirstBackoff = std::chrono::milliseconds(50);
-constexpr auto kMaxBackoff = std::chrono::seconds(2);
+// Short, so that a link that comes back is used within about a second (docs/remote.md).
+constexpr auto kMaxBackoff = std::chrono::seconds(1);
+// A dial over TCP that has no answer by then is given up and made again, rather than left to
+// TCP's retransmissions (1, 3, 7 s ...), which would answer long after a cut link came back.
+constexpr auto kDialWait = std::chrono::seconds(1);
+// Over TCP the hub and the agent send each other a heartbeat this often; a hub not heard from
+// for kHubSilence is taken for cut off, and dialled again on a fresh connection. The hub shows
+// the process unreachable sooner (hub/hub_liveness.cpp), so that it keeps it for its return.
+constexpr auto kHeartbeat = std::chrono::seconds(2);
+constexpr auto kHubSilence = std::chrono::seconds(8);
 constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
 // How long an input waits for the control thread to arm the breakpoint lists that came before it:
 // it may be busy (a stacks request); past this, the command runs anyway.
@@ -353,7 +364,8 @@ void Link::after_fork_in_child(const std::string& proc_json) {
     if (started_) start_thread_locked();
 }
 
-bool Link::connect_once(std::uint64_t generation) {
+bool Link::connect_once(std::uint64_t generation, bool& timed_out) {
+    timed_out = false;
     std::string secret;
     std::string secret_file;
     std::string proc_json;
@@ -378,6 +390,15 @@ bool Link::connect_once(std::uint64_t generation) {
         std::lock_guard<std::mutex> lock(mutex_);
         connecting_ = channel;
         connected = std::exchange(forked_socket_, -1);
+    }
+    if (connected < 0 && address.kind == HubAddress::Kind::Tcp) {
+        connected = connect_to(address, kDialWait);
+        timed_out = connected < 0 && errno == ETIMEDOUT;
+        if (connected < 0) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            connecting_.reset();
+            return false;
+        }
     }
     try {
         wire::Channel::connect(*channel, address, secret, "agent", wire::Json::parse(proc_json),
@@ -422,8 +443,11 @@ void Link::run_io(std::uint64_t generation) {
     // of it, so that they do not all dial again in step.
     std::minstd_rand random(std::random_device{}());
     while (current()) {
-        if (!connect_once(generation)) {
-            std::uniform_int_distribution<long> spread(backoff.count() / 2, backoff.count());
+        bool timed_out = false;
+        if (!connect_once(generation, timed_out)) {
+            // A dial that went unanswered has waited already: the next one goes at once.
+            const auto wait = timed_out ? std::chrono::milliseconds(0) : backoff;
+            std::uniform_int_distribution<long> spread(wait.count() / 2, wait.count());
             {
                 std::unique_lock<std::mutex> lock(mutex_);
                 attempted_ = true;
@@ -442,13 +466,9 @@ void Link::run_io(std::uint64_t generation) {
             channel = channel_;
         }
         try {
-            for (;;) {
-                auto message = channel->receive(kReceiveTick.count());
-                if (!current()) return;
-                if (message) dispatch(*message);
-            }
+            hear_hub(*channel, generation);
         } catch (const std::exception&) {
-            // The hub went away or spoke nonsense: drop the connection and dial again.
+            // The hub went away, fell silent or spoke nonsense: drop the connection, dial again.
         }
         std::lock_guard<std::mutex> lock(mutex_);
         if (generation_ != generation) return;
@@ -457,6 +477,37 @@ void Link::run_io(std::uint64_t generation) {
         for (auto& [sid, state] : sessions_) state.inbox.push_back(Event{"lost", "{}"});
         changed_.notify_all();
     }
+}
+
+void Link::hear_hub(wire::Channel& channel, std::uint64_t generation) {
+    using Clock = std::chrono::steady_clock;
+    const bool over_network = address_kind() == HubAddress::Kind::Tcp;
+    const auto heartbeat = wire::make("heartbeat", wire::Json::object());
+    // The first one says the sessions are open again (hub_liveness.cpp: close_uncarried).
+    if (over_network) channel.try_send(heartbeat);
+    auto heard = Clock::now();
+    auto beaten = heard;
+    for (;;) {
+        auto message = channel.receive(kReceiveTick.count());
+        const auto now = Clock::now();
+        if (message) heard = now;
+        if (over_network && now - heard >= kHubSilence) {
+            throw std::runtime_error("nothing heard from the hub");
+        }
+        if (over_network && now - beaten >= kHeartbeat) {
+            // Never blocks for long: a thread writing a large message may hold the channel.
+            channel.try_send(heartbeat);
+            beaten = now;
+        }
+        if (message) dispatch(*message);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (generation_ != generation) return;
+    }
+}
+
+HubAddress::Kind Link::address_kind() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return address_.kind;
 }
 
 void Link::dispatch(const wire::Message& message) {

@@ -95,7 +95,12 @@ class Link {
 
     Link();
     void run_io(std::uint64_t generation);
-    bool connect_once(std::uint64_t generation);
+    // One dial and handshake; `timed_out` says the dial went unanswered (a cut link).
+    bool connect_once(std::uint64_t generation, bool& timed_out);
+    // Reads the hub's messages until the connection fails, the hub falls silent (over TCP,
+    // with heartbeats both ways) or the link is stopped.
+    void hear_hub(wire::Channel& channel, std::uint64_t generation);
+    HubAddress::Kind address_kind() const;
     void dispatch(const wire::Message& message);
     void deliver(std::int64_t sid, Event event);
     void start_thread_locked();

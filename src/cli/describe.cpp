@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "common/printable.hpp"
@@ -56,6 +57,17 @@ std::string age(const wire::Json& item) {
 }
 
 }  // namespace
+
+std::string unreachable_note(const wire::Json& item) {
+    const auto it = item.find("unreachable_since");
+    if (it == item.end() || !it->is_number()) return "";
+    const auto when = static_cast<std::time_t>(it->get<double>());
+    std::tm local{};
+    ::localtime_r(&when, &local);
+    char clock[16];
+    std::strftime(clock, sizeof clock, "%H:%M:%S", &local);
+    return std::string("unreachable since ") + clock;
+}
 
 // Columns on a terminal: a UTF-8 character (a tree's "└─") takes one, whatever its bytes.
 std::size_t display_width(const std::string& text) {
@@ -131,11 +143,17 @@ std::string location(const wire::Json& session) {
            text(session, "function") + "()";
 }
 
+// The host, and whether the hub can reach the process there (hub/hub_liveness.cpp).
+std::string host_cell(const wire::Json& item) {
+    const auto note = unreachable_note(item);
+    return text(item, "host") + (note.empty() ? "" : " (" + note + ")");
+}
+
 std::string sessions_table(const wire::Json& sessions) {
     std::vector<std::vector<std::string>> rows = {
         {"SESSION", "PID", "HOST", "TAGS", "THREAD", "WHERE", "PAUSED", "ATTACHED"}};
     for (const auto& s : sessions) {
-        rows.push_back({text(s, "sid"), text(s, "pid"), text(s, "host"), tags_of(s),
+        rows.push_back({text(s, "sid"), text(s, "pid"), host_cell(s), tags_of(s),
                         text(s, "thread") + " (" + text(s, "tid") + ")", location(s), age(s),
                         s.value("attached", false) ? "yes" : "no"});
     }
@@ -150,7 +168,7 @@ std::string processes_table(const wire::Json& processes) {
         for (const auto& id : p.value("sessions", wire::Json::array())) {
             paused += (paused.empty() ? "" : ",") + id.dump();
         }
-        rows.push_back({text(p, "pid"), text(p, "ppid"), text(p, "host"), text(p, "python"),
+        rows.push_back({text(p, "pid"), text(p, "ppid"), host_cell(p), text(p, "python"),
                         tags_of(p), paused.empty() ? "-" : paused, short_argv(p)});
     }
     return table(rows);

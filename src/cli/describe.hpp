@@ -20,6 +20,10 @@ std::string location(const wire::Json& session);
 // Rows in columns two spaces apart, each as wide as its widest cell (in characters).
 std::string table(const std::vector<std::vector<std::string>>& rows);
 // Tables as `dpdb ls` prints them.
+// "unreachable since HH:MM:SS" for a process (or a session of one) the hub cannot reach, or "".
+std::string unreachable_note(const wire::Json& item);
+std::string host_cell(const wire::Json& item);
+
 std::string sessions_table(const wire::Json& sessions);
 std::string processes_table(const wire::Json& processes);
 

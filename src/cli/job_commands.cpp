@@ -60,6 +60,10 @@ std::string ending_of(const wire::Json& p) {
     const std::string since = running == p.end() || !running->is_boolean() ? ""
                               : running->get<bool>()                       ? ", running"
                                                                            : ", since ended";
+    // Its host never came back (hub/hub_liveness.cpp): what became of it is not known.
+    if (const auto reason = p.value("reason", std::string()); reason.rfind("lost: ", 0) == 0) {
+        return reason + since;
+    }
     if (p.contains("exec") && p["exec"].is_string()) {
         return "exec'd " + p["exec"].get<std::string>() + since;
     }
@@ -72,6 +76,12 @@ std::string ending_of(const wire::Json& p) {
 
 std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Json>& sessions) {
     if (p.value("exited", false)) return ending_of(p);
+    // Its last known state, as the hub last heard it.
+    if (const auto note = unreachable_note(p); !note.empty()) {
+        auto last = p;
+        last.erase("unreachable_since");
+        return note + "; last " + state_of(last, sessions);
+    }
     std::string paused;
     std::set<std::string> threads;
     for (const auto& id : p.value("sessions", wire::Json::array())) {

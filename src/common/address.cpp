@@ -2,6 +2,9 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,6 +14,47 @@
 #include <stdexcept>
 
 namespace dpdb {
+namespace {
+
+// Idle 4 s, then a probe every 2 s, given up after 3: an idle connection whose link is cut
+// fails within 10 s. Unacknowledged data (a heartbeat, a command) is bounded the same way.
+constexpr int kKeepAliveIdleSeconds = 4;
+constexpr int kKeepAliveIntervalSeconds = 2;
+constexpr int kKeepAliveProbes = 3;
+constexpr unsigned kUserTimeoutMs = 10000;
+
+// connect() with a bound: non-blocking, then poll() for the answer.
+int connect_within(int fd, const sockaddr* to, socklen_t size, std::chrono::milliseconds limit) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int result = ::connect(fd, to, size);
+    if (result != 0 && errno == EINPROGRESS) {
+        pollfd ready{fd, POLLOUT, 0};
+        const int polled = ::poll(&ready, 1, static_cast<int>(limit.count()));
+        int error = ETIMEDOUT;
+        socklen_t length = sizeof error;
+        if (polled > 0) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+        errno = error;
+        result = error == 0 ? 0 : -1;
+    }
+    ::fcntl(fd, F_SETFL, flags);
+    return result;
+}
+
+}  // namespace
+
+void keep_alive(int fd, bool bound_unanswered) {
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepAliveIdleSeconds,
+                 sizeof kKeepAliveIdleSeconds);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepAliveIntervalSeconds,
+                 sizeof kKeepAliveIntervalSeconds);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepAliveProbes, sizeof kKeepAliveProbes);
+    if (bound_unanswered) {
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUserTimeoutMs, sizeof kUserTimeoutMs);
+    }
+}
 
 HubAddress HubAddress::parse(const std::string& text) {
     HubAddress address;
@@ -68,7 +112,7 @@ int connect_now(const HubAddress& address) {
     return fd;
 }
 
-int connect_to(const HubAddress& address) {
+int connect_to(const HubAddress& address, std::optional<std::chrono::milliseconds> limit) {
     if (address.kind == HubAddress::Kind::Unix) {
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return -1;
@@ -95,7 +139,12 @@ int connect_to(const HubAddress& address) {
     for (auto* ai = found; ai != nullptr; ai = ai->ai_next) {
         fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) continue;
-        if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
+        const int connected = limit ? connect_within(fd, ai->ai_addr, ai->ai_addrlen, *limit)
+                                    : ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (connected == 0) {
+            keep_alive(fd);
+            break;
+        }
         const int saved = errno;
         ::close(fd);
         errno = saved;

@@ -43,6 +43,7 @@ void Connection::read_more() {
                 self->close(gone ? "disconnected" : ec.message());
                 return;
             }
+            self->last_heard = std::chrono::steady_clock::now();
             self->decoder_.feed(self->read_buffer_.data(), size);
             try {
                 while (auto payload = self->decoder_.next()) {

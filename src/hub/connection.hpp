@@ -2,6 +2,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -48,6 +49,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string nonce;  // the hub's challenge to this peer
     bool authenticated = false;
     Admission::Slot slot;  // held from acceptance until the peer authenticates
+    // When it last sent anything (hub/hub_liveness.cpp); a peer whose reading is held counts
+    // as heard, since the hub is the one not listening.
+    std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();
 
   private:
     void read_more();

@@ -16,12 +16,14 @@ HubImpl::HubImpl(asio::io_context& io, HubOptions options)
       listener_(
           std::make_shared<Listener>(io, options_, [this](const std::string& line) { log(line); })),
       agent_key_(wire::agent_key(options_.secret)),
-      store_(options_.store_path) {
+      store_(options_.store_path),
+      liveness_timer_(io) {
     if (!options_.log) options_.log = [](const std::string&) {};
     store_.on_bad_row([this](const std::string& line) { log(line); });
 }
 
 void HubImpl::start() {
+    watch_liveness();
     listener_->start(
         [weak = weak_from_this()](std::unique_ptr<Stream> stream, Admission::Slot slot) {
             if (auto self = weak.lock()) self->admit(std::move(stream), std::move(slot));
@@ -31,6 +33,7 @@ void HubImpl::start() {
 void HubImpl::stop() {
     asio::post(io_, [self = shared_from_this()] {
         self->listener_->close();
+        self->liveness_timer_.cancel();
         auto all = self->connections_;
         for (auto& [id, connection] : all) connection->close("hub stopping");
     });
@@ -149,8 +152,10 @@ void HubImpl::handshake(const ConnectionPtr& peer, const Message& hello) {
                {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
     if (peer->role == Role::Agent) {
         peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
+        const bool back = came_back(peer, proc);
         registry_.add_process(peer->id(), std::move(proc));
-        publish("process_start", registry_.describe(*registry_.process(peer->id())));
+        publish(back ? "process_update" : "process_start",
+                registry_.describe(*registry_.process(peer->id())));
     }
 }
 
@@ -180,32 +185,44 @@ void HubImpl::on_close(const ConnectionPtr& peer, const std::string& reason) {
     subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                        subscribers_.end());
     if (peer->role == Role::Agent) {
-        const auto orphaned = registry_.sessions_of(peer->id());
-        auto gone = registry_.remove_process(peer->id());
-        const auto pid = gone ? gone->info.value("pid", Json()) : Json();
-        for (auto id : orphaned) {
-            close_session(*registry_.session(id),
-                          "process " + pid.dump() + " went away (" + reason + ")");
+        const Process* process = registry_.process(peer->id());
+        // Its link was cut: what closed is the connection, not the process, which may come
+        // back on a fresh one (hub_liveness.cpp) until it is taken for lost.
+        if (process != nullptr && process->info.contains("unreachable_since") &&
+            process->ending.is_null() && reason.rfind("lost", 0) != 0) {
+            return;
         }
-        if (gone) {
-            Json record = exit_record(gone->info, gone->ending, reason);
-            store_.record_exit(record);
-            Json ended = {{"pid", pid}, {"reason", reason}};
-            // How it ended, where it said so (an IDE's exited event carries the status).
-            for (const char* key : {"status", "signal"}) {
-                if (record.contains(key)) ended[key] = record[key];
-            }
-            publish("process_exit", std::move(ended));
-            stacks_requests_.agent_gone(peer->id(), pid);
-            finish_stacks_requests();
-            answer_orders(peer->id(), "", " ended before it carried out the order", false);
-        }
+        forget_process(peer->id(), reason);
     } else if (peer->role == Role::Client) {
         std::vector<std::int64_t> attached;
         for (const auto& [id, session] : registry_.sessions()) {
             if (session.client == peer->id()) attached.push_back(id);
         }
         for (auto id : attached) detach(*registry_.session(id), "client went away");
+    }
+}
+
+void HubImpl::forget_process(std::uint64_t connection, const std::string& reason) {
+    const auto orphaned = registry_.sessions_of(connection);
+    auto gone = registry_.remove_process(connection);
+    const auto pid = gone ? gone->info.value("pid", Json()) : Json();
+    for (auto id : orphaned) {
+        close_session(*registry_.session(id),
+                      "process " + pid.dump() + " went away (" + reason + ")");
+    }
+    if (gone) {
+        gone->info.erase("unreachable_since");  // the reason says it, for a lost one
+        Json record = exit_record(gone->info, gone->ending, reason);
+        store_.record_exit(record);
+        Json ended = {{"pid", pid}, {"reason", reason}};
+        // How it ended, where it said so (an IDE's exited event carries the status).
+        for (const char* key : {"status", "signal"}) {
+            if (record.contains(key)) ended[key] = record[key];
+        }
+        publish("process_exit", std::move(ended));
+        stacks_requests_.agent_gone(connection, pid);
+        finish_stacks_requests();
+        answer_orders(connection, "", " ended before it carried out the order", false);
     }
 }
 

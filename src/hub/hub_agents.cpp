@@ -6,6 +6,14 @@ namespace dpdb::hub {
 
 void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     const auto& type = message.type;
+    if (Process* known = registry_.process(agent->id());
+        known != nullptr && known->info.contains("unreachable_since")) {
+        reached_again(agent, *known);
+    }
+    if (type == "heartbeat") {
+        // Sent once it has opened its sessions again on a fresh connection (agent/link.cpp).
+        return close_uncarried(agent->id());
+    }
     if (type == "proc_update") {
         Json proc = wire::without_nulls(message["proc"]);
         if (const auto impostor = agreed_pid(agent, proc)) {
@@ -59,8 +67,15 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     if (!message.has("sid")) return protocol_violation(agent, type);
     const auto agent_sid = message.num("sid");
     if (type == "session_open") {
-        if (registry_.session_of_agent(agent->id(), agent_sid) != nullptr) {
-            return protocol_violation(agent, "session_open for an open session");
+        if (Session* carried = registry_.session_of_agent(agent->id(), agent_sid)) {
+            if (!carried->carried)
+                return protocol_violation(agent, "session_open for an open session");
+            const auto since = carried->info.value("since", Json());
+            carried->info = wire::without_nulls(message["info"]);
+            carried->info["since"] = since;
+            resume_session(agent, *carried);
+            publish("session_update", registry_.describe(*carried));
+            return;
         }
         auto& session =
             registry_.open_session(agent->id(), agent_sid, wire::without_nulls(message["info"]));

@@ -52,12 +52,17 @@ void HubImpl::from_client(const ConnectionPtr& client, const Message& message) {
         detach(*session, "detached");
         return;
     }
-    if (auto agent = connection(session->agent)) {
-        Json body = message.body;
-        body.erase("t");
-        body["sid"] = session->agent_sid;
-        agent->send(make(type, std::move(body)));
+    Json body = message.body;
+    body.erase("t");
+    body["sid"] = session->agent_sid;
+    const Process* process = registry_.process(session->agent);
+    if (process != nullptr && process->info.contains("unreachable_since")) {
+        // Handed over once it is back (hub_liveness.cpp); a completion or an inspection is
+        // asked again by then.
+        if (type == "input" || type == "interrupt") session->kept.push_back(make(type, body));
+        return;
     }
+    if (auto agent = connection(session->agent)) agent->send(make(type, std::move(body)));
 }
 
 void HubImpl::send_listing(const ConnectionPtr& client, const Message& message) {
@@ -108,6 +113,7 @@ void HubImpl::attach(const ConnectionPtr& client, const Message& message) {
         detach(*session, "another client attached to it");
     }
     session->client = client->id();
+    session->columns = message.num("cols");
     client->send(
         make("attached", {{"sid", session->id}, {"session", registry_.describe(*session)}}));
     if (auto agent = connection(session->agent)) {

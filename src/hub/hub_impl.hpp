@@ -73,6 +73,29 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void close_session(Session& session, const std::string& reason);
 
+    // --- liveness (hub_liveness.cpp) -----------------------------------------------------------
+
+    // Every kLivenessTick: heartbeats to agents over TCP, and the agents not heard from marked
+    // unreachable, then lost.
+    void watch_liveness();
+    void check_liveness(std::uint64_t tick);
+    void mark_unreachable(const ConnectionPtr& agent, Process& process);
+    // Heard again on its own connection: what was kept for its sessions goes through.
+    void reached_again(const ConnectionPtr& agent, Process& process);
+    // A process that was known on another connection (it lost the link and dialed again, or the
+    // hub had not noticed yet): its record and sessions move to `agent`, keeping their ids, and
+    // the old connection is closed. Returns whether it did.
+    bool came_back(const ConnectionPtr& agent, const Json& proc);
+    // The agent has opened its carried sessions again: any left were closed while it was away.
+    void close_uncarried(std::uint64_t agent);
+    // A session carried over, opened again by its agent: its client is attached to it again and
+    // its kept input handed over.
+    void resume_session(const ConnectionPtr& agent, Session& session);
+    void tell_client(const Session& session, const std::string& line);
+    // The process on `connection` is gone (its connection closed, or lost): its record is kept
+    // among the exits, its sessions closed, its waiting clients answered.
+    void forget_process(std::uint64_t connection, const std::string& reason);
+
     // --- clients ------------------------------------------------------------------------------
 
     void from_client(const ConnectionPtr& client, const Message& message);
@@ -138,6 +161,13 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void publish(const std::string& kind, Json data);
 
+    static constexpr auto kLivenessTick = std::chrono::seconds(1);
+    static constexpr std::uint64_t kHeartbeatTicks =
+        2;  // agent/link.cpp sends as often (kHeartbeat)
+    // Silence after which an agent is shown unreachable (docs/remote.md: within 10 s of a cut);
+    // it is taken for lost after lost_after() (hub_liveness.cpp).
+    static constexpr auto kUnreachableAfter = std::chrono::seconds(6);
+
     static constexpr int kListedExits = 200;
     // How long a release or a pause waits for the agent to say it is done (a process whose
     // threads all wait in C code does so at once: the agent's own thread answers; one holding
@@ -164,6 +194,8 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     std::vector<std::uint64_t> subscribers_;
     StacksRequests stacks_requests_;
     std::uint64_t next_connection_id_ = 1;
+    asio::steady_timer liveness_timer_;
+    std::uint64_t liveness_ticks_ = 0;
 };
 
 }  // namespace dpdb::hub

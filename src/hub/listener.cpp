@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "common/address.hpp"
 #include "common/printable.hpp"
 #include "wire/tls.hpp"
 
@@ -107,6 +108,7 @@ void Listener::secure(asio::ip::tcp::socket socket) {
     const auto endpoint = socket.remote_endpoint(ec);
     if (ec) return;  // already gone
     const std::string peer = endpoint.address().to_string();
+    keep_alive(socket.native_handle(), /*bound_unanswered=*/false);
     auto slot = admission_.admit(peer);
     if (!slot) return;  // the socket closes as it goes out of scope; the peer retries
     if (options_.insecure) {

@@ -39,6 +39,7 @@ void Registry::index_pid(std::uint64_t connection, const wire::Json& info, bool 
 
 void Registry::add_process(std::uint64_t connection, wire::Json info) {
     auto& process = processes_[connection];
+    info.erase("unreachable_since");  // the hub's to say (hub_liveness), never the agent's
     // An update keeps the time the process first registered.
     const auto& first = process.info.is_object() ? process.info : info;
     info["since"] = first.value("since", now_seconds());
@@ -79,6 +80,31 @@ Process* Registry::process(std::uint64_t connection) {
 std::uint64_t Registry::connection_of_pid(std::int64_t pid) const {
     const auto it = by_pid_.find(pid);
     return it == by_pid_.end() ? 0 : *it->second.begin();
+}
+
+std::uint64_t Registry::connection_of(const std::string& host, std::int64_t pid) const {
+    const auto it = by_pid_.find(pid);
+    if (it == by_pid_.end()) return 0;
+    for (const auto connection : it->second) {
+        if (processes_.at(connection).host == host) return connection;
+    }
+    return 0;
+}
+
+void Registry::move_process(std::uint64_t from, std::uint64_t to) {
+    const auto it = processes_.find(from);
+    if (it == processes_.end() || from == to) return;
+    Process moved = std::move(it->second);
+    processes_.erase(it);
+    index_pid(from, moved.info, false);
+    moved.connection = to;
+    index_pid(to, moved.info, true);
+    processes_[to] = std::move(moved);
+    const auto sessions = by_agent_.find(from);
+    if (sessions == by_agent_.end()) return;
+    for (const auto& [agent_sid, id] : sessions->second) sessions_.at(id).agent = to;
+    by_agent_[to] = std::move(sessions->second);
+    by_agent_.erase(from);
 }
 
 Session& Registry::open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info) {
@@ -132,7 +158,7 @@ wire::Json Registry::describe(const Session& session) const {
     out["sid"] = session.id;
     out["attached"] = session.client != 0;
     if (const Process* owner = process(session.agent)) {
-        for (const char* key : {"pid", "host", "argv", "tags", "run"}) {
+        for (const char* key : {"pid", "host", "argv", "tags", "run", "unreachable_since"}) {
             if (owner->info.contains(key)) out[key] = owner->info[key];
         }
     }

@@ -32,6 +32,11 @@ struct Session {
     std::int64_t agent_sid = 0;  // the agent's own number for it
     std::uint64_t client = 0;    // connection of the attached client, 0 if none
     wire::Json info;             // thread, tid, file, line, function, since ...
+    // While its process is unreachable: the client's input, handed over once it is back.
+    std::vector<wire::Message> kept;
+    // Carried over to the process's fresh connection, not yet opened again on it.
+    bool carried = false;
+    std::int64_t columns = 80;  // the attached client's terminal width
 };
 
 class Registry {
@@ -44,6 +49,11 @@ class Registry {
     // The connection of the live process with this pid (the first to connect, should two hosts
     // share a pid), or 0.
     std::uint64_t connection_of_pid(std::int64_t pid) const;
+    // The connection of the process with this pid on this host, or 0.
+    std::uint64_t connection_of(const std::string& host, std::int64_t pid) const;
+    // The process on connection `from` now talks on `to` (it came back on a fresh connection):
+    // its record and its sessions, with their ids, move over.
+    void move_process(std::uint64_t from, std::uint64_t to);
     const std::map<std::uint64_t, Process>& processes() const { return processes_; }
     std::map<std::uint64_t, Process>& processes() { return processes_; }
 

@@ -35,6 +35,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
           {"proc", Kind::Object, false}}},
         {"welcome", {{"mac", Kind::String}, {"hub", Kind::Object}}},
         {"refused", {{"reason", Kind::String}}},
+        // Both ways between hub and agent over TCP, every few seconds: a link that carries none
+        // for longer is taken for cut (hub/hub_liveness.cpp, agent/link.cpp).
+        {"heartbeat", {}},
         // Agent -> hub. "sid" is the agent's own session number.
         {"session_open", {{"sid", Kind::Int}, {"info", Kind::Object}}},
         {"session_update", {{"sid", Kind::Int}, {"info", Kind::Object}}},
