@@ -72,6 +72,11 @@ function stateOf(process, sessions, ended) {
     return ["exited", "ended (" + (process.reason || "unknown") + ")"];
   }
   if (process.crash) return ["crashed", "crashing by " + process.crash];
+  if (typeof process.unreachable_since === "number") {
+    // Its host or link went quiet: the hub keeps it listed as it was last heard of.
+    const since = new Date(process.unreachable_since * 1000).toLocaleTimeString();
+    return ["unreachable", "unreachable since " + since];
+  }
   if (sessions.length) return ["paused", "paused"];
   return ["running", "running"];
 }
@@ -119,7 +124,7 @@ function draw() {
     sessionsOf.get(session.pid).push(session);
   }
   const hosts = new Map();
-  const counts = { running: 0, paused: 0, exited: 0, crashed: 0 };
+  const counts = { running: 0, paused: 0, unreachable: 0, exited: 0, crashed: 0 };
   const add = (process, ended) => {
     const sessions = ended ? [] : sessionsOf.get(process.pid) || [];
     const [stateClass, stateWords] = stateOf(process, sessions, ended);
@@ -142,7 +147,8 @@ function draw() {
   }
   tree.replaceChildren(...nodes);
   document.getElementById("counts").textContent =
-    `${job.processes.size} live: ${counts.running} running, ${counts.paused} paused; ` +
+    `${job.processes.size} live: ${counts.running} running, ${counts.paused} paused, ` +
+    `${counts.unreachable} unreachable; ` +
     `${counts.exited} exited, ${counts.crashed} crashed`;
 }
 
