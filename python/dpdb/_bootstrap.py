@@ -26,13 +26,9 @@ def start(sitecustomize_path):
             # ... but the program waits for the hub's global breakpoints (milliseconds), so
             # that its first lines stop too.
             _control.wait_for_breakpoints()
-            from dpdb import (_debugpy, _pickled_code, _pool_workers, _ray, _set_trace_at,
-                              set_trace)
+            from dpdb import _identity, _set_trace_at, frameworks, set_trace
 
-            _pool_workers.name_from_start()
-            _pickled_code.keep_file_names()
-            _ray.keep_breakpoints(set_trace)
-            _debugpy.keep_breakpoints(_set_trace_at)
+            frameworks.at_start(set_trace, _set_trace_at, _identity.refresh)
         except Exception as error:  # a bad DPDB_HUB must not stop the program
             sys.stderr.write("dpdb: not debugging pid %d: %s\n" % (os.getpid(), error))
             return

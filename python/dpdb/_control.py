@@ -12,7 +12,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console, _debugger, _greenlets, _identity, _on_import, _pause
+from dpdb import _agent, _console, _debugger, _identity, _on_import, _pause, frameworks
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -197,9 +197,9 @@ def stacks(gil=None):
     """Every thread's Python stack, as text and as frames, without pausing anything; dpdb's own
     threads are left out, and gevent's suspended greenlets follow the threads."""
     frames = sys._current_frames()
-    names = _greenlets.threads_by_os_ident(frames)
-    me = _greenlets.os_thread_ident()
-    running, suspended = _greenlets.greenlets()
+    names = frameworks.threads_by_os_ident(frames)
+    me = frameworks.os_thread_ident()
+    running, suspended = frameworks.greenlets_now()
     # The greenlet the main thread runs, where it can only be that one.
     in_greenlet = ", in greenlet %s" % running[0] if len(running) == 1 else ""
     # The I/O thread only saw which thread state held the GIL; naming it takes the GIL, held here.

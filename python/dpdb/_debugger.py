@@ -11,8 +11,7 @@ import sys
 import threading
 import traceback
 
-from dpdb import (_agent, _global_breaks, _greenlets, _identity, _logpoints, _pause, _ray,
-                  _signals, _supervisors)
+from dpdb import _agent, _global_breaks, _identity, _logpoints, _pause, _signals, frameworks
 from dpdb._inspect import Inspector
 from dpdb._console import SessionConsole
 
@@ -115,7 +114,7 @@ class Debugger(*_BASES):
             self.error(self._condition_error + "; stopped here, as pdb does")
             self._condition_error = None
         try:
-            with _supervisors.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
+            with frameworks.kept_while_paused(self), _signals.held_while_paused(self._tell_now):
                 super().interaction(frame, traceback)
         finally:
             # A continued debugger lives on (the engine keeps it for its breakpoints): the frames
@@ -171,13 +170,13 @@ class Debugger(*_BASES):
         return {
             "tid": threading.get_ident(),
             "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
-            "thread": _greenlets.label(thread),
+            "thread": frameworks.thread_label(thread),
             "main_thread": thread is threading.main_thread(),
             "file": frame.f_code.co_filename,
             "line": line,
             "function": frame.f_code.co_name,
             # The task a Ray worker runs is known in the thread that runs it.
-            "process_name": _ray.task_name() or _identity.process_name(),
+            "process_name": frameworks.task_name() or _identity.process_name(),
             "reason": reason or ("post-mortem" if self._post_mortem
                                  else "exception" if self.exception is not None
                                  else "breakpoint"),

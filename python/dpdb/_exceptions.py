@@ -1,8 +1,8 @@
 """Stops on exceptions, for the whole process: `uncaught` (a post-mortem session where the
 program would print a traceback and end: sys.excepthook, threading.excepthook, and a
 multiprocessing.Process's run(), which catches everything itself; and where a framework catches
-a request's, a task's or a test's exception itself, through _caught_exceptions' hooks) and
-`raised` (a session at the line of your code that raises, before any handler runs).
+a request's, a task's or a test's exception itself, through frameworks.caught_exceptions'
+hooks) and `raised` (a session at the line of your code that raises, before any handler runs).
 
 Who wants them: `dpdb run --post-mortem` (uncaught, from start-up) and the hub's exception
 breakpoints, which an IDE sets (setExceptionBreakpoints; "uncaught exceptions" and "raised
@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 
-from dpdb import _caught_exceptions
+from dpdb import frameworks
 
 # Why uncaught exceptions are wanted -> the function that opens the session (type, value, tb).
 _uncaught = {}
@@ -39,7 +39,8 @@ RAISED_AVAILABLE = sys.version_info >= (3, 12)
 
 def want_uncaught(why, open_session):
     """Open a post-mortem session on every uncaught exception, and on every exception a framework
-    catches where _caught_exceptions hooks it (open_session None: no more, for this reason).
+    catches where frameworks.caught_exceptions hooks it (open_session None: no more, for this
+    reason).
     open_session(type, value, traceback, header=None, mode="unhandled"): a framework's exception
     comes with the framework's line, and DAP's break mode for an exception user code did not
     handle though something else did (debugpy's for the same)."""
@@ -48,7 +49,7 @@ def want_uncaught(why, open_session):
     else:
         _uncaught[why] = open_session
         _install_hooks()
-    _caught_exceptions.install(_open_caught if _uncaught else None)
+    frameworks.install_caught_exceptions(_open_caught if _uncaught else None)
 
 
 def armed():
@@ -60,7 +61,7 @@ def post_mortem(exc_type, exc_value, traceback, open_session):
     """An uncaught exception (not an exit): said on stderr, then its session opened."""
     if traceback is None or issubclass(exc_type, (SystemExit, KeyboardInterrupt)):
         return
-    if _caught_exceptions.seen(exc_value):
+    if frameworks.caught_exception_seen(exc_value):
         return  # a framework's hook showed it where it was raised already
     sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
         exc_type.__name__, os.getpid()))

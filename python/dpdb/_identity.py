@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 
-from dpdb import _agent, _ray
+from dpdb import _agent, frameworks
 
 # Environment variables whose values identify a process of a distributed job.
 _TAG_VARIABLES = (
@@ -70,7 +70,7 @@ _MAX_TAGS_BYTES = 2048
 
 def tags():
     found = {name: os.environ[name] for name in _TAG_VARIABLES if name in os.environ}
-    found.update(_ray.tags())
+    found.update(frameworks.tags())
     for item in os.environ.get("DPDB_TAGS", "").split(","):
         key, sep, value = item.partition("=")
         if sep and key.strip():

@@ -1,6 +1,8 @@
 """The Python face's imports run one way, so that a reader follows a process's start from one
 file to the next: start-up, then the link, the control thread, the debugger, its console. The
-other modules are leaves that any of them may use and that use none of them."""
+other modules are leaves that any of them may use and that use none of them. The framework
+integrations (python/dpdb/frameworks/) are reached through their registry (the package itself)
+only, and use no stage either."""
 
 import ast
 import pathlib
@@ -32,19 +34,27 @@ def dpdb_imports(path):
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module == "dpdb":
                 found.update(alias.name for alias in node.names)
+            elif node.module == "dpdb.frameworks":
+                found.update("frameworks." + alias.name for alias in node.names)
             elif node.module.startswith("dpdb."):
-                found.add(node.module.split(".")[1])
+                found.add(node.module.split(".", 1)[1])
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "dpdb":
                     found.add("__init__")
                 elif alias.name.startswith("dpdb."):
-                    found.add(alias.name.split(".")[1])
+                    found.add(alias.name.split(".", 1)[1])
     return found
 
 
 def graph():
-    return {path.stem: dpdb_imports(path) for path in sorted(FACE.glob("*.py"))}
+    """module -> the face's modules it imports; the registry is "frameworks", a framework
+    module "frameworks.NAME"."""
+    edges = {path.stem: dpdb_imports(path) for path in sorted(FACE.glob("*.py"))}
+    for path in sorted((FACE / "frameworks").glob("*.py")):
+        name = "frameworks" if path.stem == "__init__" else "frameworks." + path.stem
+        edges[name] = dpdb_imports(path)
+    return edges
 
 
 def test_the_face_is_where_the_test_looks():
@@ -62,6 +72,13 @@ def test_each_stage_imports_only_its_own_and_later_stages():
             elif here is not None and there is not None and there < here:
                 backwards.append("%s imports %s, an earlier stage" % (module, other))
     assert not backwards, "; ".join(sorted(backwards))
+
+
+def test_the_core_reaches_a_framework_module_only_through_the_registry():
+    around = sorted("%s imports %s" % (module, other) for module, imported in graph().items()
+                    if not module.startswith("frameworks")
+                    for other in imported if other.startswith("frameworks."))
+    assert not around, "; ".join(around)
 
 
 def test_no_module_reaches_itself_through_others():

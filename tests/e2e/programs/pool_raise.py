@@ -23,7 +23,7 @@ def caught(error):
     # What the caller is sent: the exception, and the worker's traceback as text.
     remote = str(error.__cause__ or "")
     say("the caller got %s (remote traceback through share: %s, through dpdb: %s; attributes "
-        "%s)" % (type(error).__name__, "in share" in remote, "_caught_exceptions" in remote,
+        "%s)" % (type(error).__name__, "in share" in remote, "dpdb" + os.sep + "frameworks" in remote,
                  sorted(vars(error))))
 
 

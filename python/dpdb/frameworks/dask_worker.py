@@ -22,7 +22,7 @@ import time
 
 
 class Dask:
-    """The strategy (see _supervisors): applies in a process with a running Dask Worker."""
+    """The strategy (see supervisors): applies in a process with a running Dask Worker."""
 
     name = "dask"
 

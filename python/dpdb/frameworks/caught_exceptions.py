@@ -16,7 +16,7 @@ Who wants these sessions is _exceptions' business: `dpdb run --post-mortem`, and
 "uncaught exceptions" breakpoint (for a server, an exception its framework catches is the
 uncaught one; debugpy's "userUnhandled" is the analogue).
 
-Ray's tasks are _ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
+Ray's tasks are ray's (Ray asks its own debugger, which dpdb answers for, through post_mortem
 here); DPDB_RAY=off switches it.
 DPDB_POST_MORTEM_HOOKS switches the strategies (see _switches), e.g. `-pytest,-loky`.
 """
@@ -129,7 +129,7 @@ class Celery:
 
 class Pytest:
     """pytest reports a failing test itself; its pytest_exception_interact hook is where --pdb
-    opens pdb. dpdb's plugin (_pytest_post_mortem) implements that hook, and goes into this
+    opens pdb. dpdb's plugin (pytest_plugin) implements that hook, and goes into this
     process's pytest as one of its default plugins, which get_config() imports by name: not
     through PYTEST_PLUGINS, which every child would inherit, a child without dpdb too (pytest run
     in a virtual environment of its own would fail to load it). xdist's workers carry the agent,
@@ -137,7 +137,7 @@ class Pytest:
 
     name = "pytest"
     modules = ("_pytest.config",)
-    PLUGIN = "dpdb._pytest_post_mortem"
+    PLUGIN = "dpdb.frameworks.pytest_plugin"
 
     def hook(self, config):
         if self.PLUGIN not in config.default_plugins:

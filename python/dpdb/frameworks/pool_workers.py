@@ -4,7 +4,7 @@ the process has told the hub who it is; it runs the pool's after-fork callbacks 
 (every start method does), and one of them tells the hub the name. Otherwise an idle worker
 would stay unnamed in `dpdb ls` until the control thread next looks."""
 
-from dpdb import _identity, _on_import
+from dpdb import _on_import
 
 _UTIL_MODULES = ("multiprocessing.util", "multiprocess.util", "billiard.util")
 
@@ -17,10 +17,8 @@ class _Registration:
 _registration = _Registration()
 
 
-def name_from_start():
+def name_from_start(tell_the_hub):
+    """tell_the_hub(): the process's name and tags to the hub, if they changed."""
     for name in _UTIL_MODULES:
-        _on_import.when_imported(name, _register)
-
-
-def _register(util):
-    util.register_after_fork(_registration, lambda _: _identity.refresh())
+        _on_import.when_imported(
+            name, lambda util: util.register_after_fork(_registration, lambda _: tell_the_hub()))

@@ -14,7 +14,8 @@ never loads this: Ray's debugger works there as it does.
 import os
 import sys
 
-from dpdb import _agent, _caught_exceptions
+from dpdb import _agent
+from dpdb.frameworks import caught_exceptions
 
 _RAY_TARGETS = ("ray.util.rpdb.",)
 # Which node a process runs on: the start of Ray's node id is enough to tell nodes apart.
@@ -57,7 +58,7 @@ def _take_post_mortem():
     if rpdb is None or getattr(rpdb, "_dpdb_post_mortem", False):
         return
     enabled, post_mortem = rpdb._is_ray_debugger_post_mortem_enabled, rpdb._post_mortem
-    wanted = _caught_exceptions.wanted
+    wanted = caught_exceptions.wanted
     rpdb._is_ray_debugger_post_mortem_enabled = lambda: wanted() or enabled()
     rpdb._post_mortem = lambda: _post_mortem_of_task() if wanted() else post_mortem()
     rpdb._dpdb_post_mortem = True
@@ -67,7 +68,7 @@ def _post_mortem_of_task():
     exc_type, exception, traceback = sys.exc_info()
     if exc_type is None:
         return
-    _caught_exceptions.post_mortem(
+    caught_exceptions.post_mortem(
         exception, traceback, "ray: post-mortem of %s in %s (the caller gets a RayTaskError once "
         "you continue)" % (exc_type.__name__, task_name() or "a Ray task"))
 

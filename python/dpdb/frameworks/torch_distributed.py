@@ -24,7 +24,7 @@ TOLD = ("torch: the process groups' timeouts are raised while the ranks wait at 
 
 
 class Torch:
-    """The strategy (see _supervisors): its work is done as torch.distributed is imported and at
+    """The strategy (see supervisors): its work is done as torch.distributed is imported and at
     each torch.distributed.breakpoint(), none while paused."""
 
     name = "torch"

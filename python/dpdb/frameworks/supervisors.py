@@ -2,8 +2,8 @@
 
 Servers and task queues watch their workers: gunicorn's arbiter kills a worker whose heartbeat is
 older than its --timeout, Celery's pool kills a task that outruns its time limit, Dask's scheduler
-restarts a worker whose heartbeat stopped (_dask_worker); torch.distributed.breakpoint() leaves
-every process group's timeout raised (_torch_distributed). A worker paused
+restarts a worker whose heartbeat stopped (dask_worker); torch.distributed.breakpoint() leaves
+every process group's timeout raised (torch_distributed). A worker paused
 at a prompt looks hung to them, and was killed under the user, with the session and the request
 or task it held. While any thread of a process is paused, each strategy here that applies keeps
 the supervisor content, and says so in one line at the prompt; once no thread is paused, the
@@ -24,7 +24,8 @@ import sys
 import threading
 import weakref
 
-from dpdb import _agent, _celery_limits, _dask_worker, _switches, _torch_distributed
+from dpdb import _agent, _switches
+from dpdb.frameworks import celery_limits, dask_worker, torch_distributed
 
 # The name of the thread that runs while a thread of the process is paused (see above).
 PAUSED_THREAD = "dpdb-paused"
@@ -83,12 +84,12 @@ class Gunicorn:
 class Celery:
     """Celery's pool parent kills a task that outruns its hard time limit, and signals it at
     its soft one; the child cannot stop either. The parent (also under dpdb) puts off a limit
-    that comes due while its child is paused (_celery_limits); here the child only says so."""
+    that comes due while its child is paused (celery_limits); here the child only says so."""
 
     name = "celery"
 
     def applies(self):
-        return _celery_limits.in_pool_child()
+        return celery_limits.in_pool_child()
 
     def interval(self):
         return 1.0
@@ -99,7 +100,7 @@ class Celery:
 
     @staticmethod
     def prepare():
-        _celery_limits.hold_limits_when_imported()
+        celery_limits.hold_limits_when_imported()
 
     def beat(self):
         pass
@@ -108,7 +109,7 @@ class Celery:
         pass
 
 
-STRATEGIES = (Gunicorn, Celery, _dask_worker.Dask, _torch_distributed.Torch)
+STRATEGIES = (Gunicorn, Celery, dask_worker.Dask, torch_distributed.Torch)
 
 
 def enabled():

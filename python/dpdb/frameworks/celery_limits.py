@@ -4,7 +4,7 @@ Celery's prefork pool enforces a task's time limits in the pool's parent: billia
 TimeoutHandler sends the worker SIGUSR1 at the soft limit and SIGTERM, then SIGKILL, at the hard
 one. Nothing the worker does can stop a SIGKILL, so the parent, which runs dpdb's agent too, is
 taught to wait: a limit that comes due while the task's worker is paused (it runs the thread
-`dpdb-paused`, see _supervisors) is not acted on; the worker is looked at again every second
+`dpdb-paused`, see supervisors) is not acted on; the worker is looked at again every second
 or less, and once it runs again the task's clock starts again, in full.
 
 Who calls the handler differs. With a broker that has no event loop of its own (kombu's
