@@ -173,7 +173,17 @@ def test_only_the_token_holder_from_the_page_itself(dpdb):
     assert "from another origin (http://evil.example)" in said
 
 
-def test_a_non_loopback_address_is_refused_in_one_line(dpdb):
-    done = dpdb.run("dpdb", "web", "--listen", "0.0.0.0:0")
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "not a loopback address" in done.stderr, done.stderr
+def test_bad_listen_addresses_and_the_hubs_end_each_get_one_line(dpdb):
+    for bad, said in (("0.0.0.0:0", "not a loopback address"), ("nowhere", "wants HOST:PORT")):
+        done = dpdb.run("dpdb", "web", "--listen", bad)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    done = dpdb.run("dpdb", "web")
+    assert done.returncode == 2 and "dpdb hub" in done.stderr, done.stderr  # no hub to talk to
+
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect("dpdb hub listening")
+    web, _, _, _ = start_web(dpdb)
+    hub.kill(signal.SIGKILL)
+    web.expect(r"dpdb web: the hub went away: [^\r\n]+\r\n")
+    finish(web, 1)
