@@ -22,9 +22,9 @@ def share(total, rows):
 def caught(error):
     # What the caller is sent: the exception, and the worker's traceback as text.
     remote = str(error.__cause__ or "")
+    through_dpdb = os.path.join("dpdb", "frameworks") in remote
     say("the caller got %s (remote traceback through share: %s, through dpdb: %s; attributes "
-        "%s)" % (type(error).__name__, "in share" in remote, "dpdb" + os.sep + "frameworks" in remote,
-                 sorted(vars(error))))
+        "%s)" % (type(error).__name__, "in share" in remote, through_dpdb, sorted(vars(error))))
 
 
 def run_pool(kind, context):
