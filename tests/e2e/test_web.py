@@ -11,7 +11,7 @@ import socket
 import pexpect
 import pytest
 
-from conftest import PROMPT, STOPS_ON_CALL, finish, line_of, program, wait_until
+from conftest import PROMPT, STOPS_ON_CALL, TIMEOUT, finish, line_of, program, wait_until
 
 JOB = program("web_job.py")
 HOSTILE = "<script>alert(1)</script>"
@@ -46,6 +46,8 @@ def browser():
     sync_api = pytest.importorskip(
         "playwright.sync_api",
         reason="no playwright: the browser tests need its Python client (pip install playwright)")
+    # Playwright's own 5 s bound on each expectation is short for a loaded 2-core CI machine.
+    sync_api.expect.set_options(timeout=TIMEOUT * 1000)
     with sync_api.sync_playwright() as playwright:
         # As root (CI's containers) chromium refuses to run with its sandbox.
         launched = playwright.chromium.launch(executable_path=CHROMIUM,
@@ -70,6 +72,7 @@ def test_the_tree_is_pushed_live_and_what_peers_sent_is_text(dpdb, browser):
 
     web, url, _, _ = start_web(dpdb)
     page = browser.new_page(viewport={"width": 1100, "height": 420})
+    page.set_default_timeout(TIMEOUT * 1000)
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(url)
