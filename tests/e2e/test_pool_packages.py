@@ -1,9 +1,10 @@
-"""The pools of the `multiprocess` package (the standard library's, pickled by dill, as Hugging
+"""The pools of the standard library, of the `multiprocess` package (the standard library's, pickled by dill, as Hugging
 Face datasets' map(num_proc=...) uses them) and of billiard (Celery's): under `dpdb run
 --post-mortem`, a task that raises opens its session in the worker, at the raising line, with
 its locals, and the caller gets the exception once it is continued; every worker is named in
 `dpdb ls` (ForkPoolWorker-N) from its start, before it ran a task or opened a session. Real
-packages from PyPI: dev/test runs these in build/venv-frameworks; elsewhere they skip."""
+packages from PyPI: dev/test runs these in build/venv-frameworks; elsewhere they skip (the
+standard library's runs on every interpreter)."""
 
 import os
 import re
@@ -54,3 +55,12 @@ def test_a_task_that_raises_opens_a_session_in_its_pool_worker(dpdb, package, wh
         run.expect_exact(line)
     finish(run, 0)
     assert plain(run.logfile_read.getvalue()).count("post-mortem of") == 1
+
+
+def test_the_standard_librarys_idle_pool_workers_are_named(dpdb):
+    run = dpdb.spawn("dpdb", "run", POOL_PACKAGES, "multiprocessing")
+    workers_named_from_their_start(dpdb, run)
+    run.sendline("")
+    for line in ("the caller got ZeroDivisionError", "the pool still works: [2]", "main done"):
+        run.expect_exact(line)
+    finish(run, 0)

@@ -1,7 +1,8 @@
 """A task that raises in a worker of a pool of the `multiprocess` package (datasets' way: a
-lambda over examples, pickled by dill) or of billiard's (argv[1]: multiprocess or billiard),
-started with fork. The pool's two workers are idle until a line comes on stdin; then the caller
-catches the pool's exception and the same pool runs another task."""
+lambda over examples, pickled by dill), of billiard's or of the standard library's (argv[1]:
+multiprocess, billiard or multiprocessing), started with fork. The pool's two workers are idle
+until a line comes on stdin; then the caller catches the pool's exception and the same pool runs
+another task."""
 
 import importlib
 import os
