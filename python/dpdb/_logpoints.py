@@ -1,23 +1,21 @@
 """Logpoints: breakpoints that never stop. When a logpoint's line runs (and its condition holds),
 its message is made in the frame, as an f-string would be, and sent to the hub.
 
-The program never waits for the hub: a message goes into a bounded queue of this process, which a
-thread of dpdb's own (`dpdb-logs`) sends in batches. Beyond a rate (`DPDB_LOG_RATE` a second, in
-bursts of as many) or a full queue (`DPDB_LOG_QUEUE`), messages are dropped without being made,
-and the next batch says how many ("… 120 messages dropped"). A field that raises puts the error in
+The program never waits for the hub: a message goes into a bounded queue of this process, in the
+agent, which a thread of the agent's own (`dpdb-logs`) sends in batches. Beyond a rate
+(`DPDB_LOG_RATE` a second, in bursts of as many) or a full queue (`DPDB_LOG_QUEUE`), messages are
+dropped without being made, and the next batch says how many ("… 120 messages dropped"). A field that raises puts the error in
 the message, and nothing else changes. What is queued when the process ends is sent then, waiting
 at most a second: at exit, at os._exit (which multiprocessing's children leave by), and at a
 SIGTERM or SIGHUP that the program leaves at its default action (a Pool's terminate() sends
-SIGTERM), which then ends the process as it would have.
+SIGTERM), which then ends the process as it would have; and at a fatal signal (SIGSEGV, SIGABRT…)
+the agent's crash path sends it before the crash report.
 """
 
 import atexit
 import bdb
-import collections
-import json
 import os
 import signal
-import sys
 import threading
 import time
 
@@ -25,8 +23,6 @@ from dpdb import _agent
 
 _RATE = max(1.0, float(os.environ.get("DPDB_LOG_RATE", "200")))
 _QUEUE = max(1, int(os.environ.get("DPDB_LOG_QUEUE", "1000")))
-_BATCH = 500            # messages a `log_lines` carries at most (well under a frame)
-_GATHER_SECONDS = 0.05  # the sender lets a batch gather this long after it is woken
 _EXIT_WAIT = 1.0        # at exit: how long the queue may hold the process
 # ... and how long a process that has messages but no connection yet waits for one: a worker
 # forked just before its pool was terminated is still making its first, and on a loaded machine
@@ -150,31 +146,11 @@ def serve(logpoints, frame):
 
 # --- the queue and its sender --------------------------------------------------------------------
 
-# The tokens, the drops and whether a thread is making a message live in the agent
-# (src/agent/log_budget.hpp), where the engine reads them too: while no token is left, it drops a
-# due message itself, without calling into Python. Touched with the GIL held, so without a lock.
+# The tokens, the drops, whether a thread is making a message, the queue of encoded lines and its
+# sender thread live in the agent (src/agent/log_budget.hpp, log_queue.hpp): the engine reads the
+# budget too, and the agent's crash path sends the queue when no Python may run.
 _agent.log_budget_rate(_RATE)
-_lock = threading.Lock()    # the sender's pid
-_send_lock = threading.Lock()  # one sender at a time: the thread, or the exit's flush
-_queue = collections.deque()
-_wake = threading.Event()
-_sender_pid = None
-os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
-                    after_in_child=_lock.release)
-
-
-def _after_fork_in_child():
-    # The parent's queue and drops were (or will be) sent by the parent; the sender thread is not
-    # here, and it may have been sending (the send lock is not held across fork: a send may take
-    # long).
-    global _sender_pid, _send_lock
-    _queue.clear()
-    _agent.log_take_drops()
-    _sender_pid = None
-    _send_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+_agent.log_queue_capacity(_QUEUE)
 
 
 def emit(bp, frame, note=""):
@@ -182,9 +158,7 @@ def emit(bp, frame, note=""):
     if _agent.log_making():
         return
     now = time.time()
-    if not _agent.log_admit(len(_queue) < _QUEUE):
-        if not _wake.is_set():
-            _wake.set()
+    if not _agent.log_admit():
         return
     _agent.log_set_making(True)
     try:
@@ -194,90 +168,21 @@ def emit(bp, frame, note=""):
     if len(text) > _TEXT_LIMIT:
         text = text[:_TEXT_LIMIT] + "…"
     thread = threading.current_thread()
-    line = {
-        "time": now,
+    _agent.log_push(
+        now,
         # What the wire carries must be UTF-8: a lone surrogate becomes its escape.
-        "text": text.encode("utf-8", "backslashreplace").decode("utf-8"),
-        "thread": thread.name,
-        "tid": threading.get_native_id() if hasattr(threading, "get_native_id") else thread.ident,
-    }
-    hub_id = getattr(bp, "dpdb_global", None)
-    if hub_id is not None:
-        line["bp"] = hub_id  # the number `dpdb break --list` shows
-    _queue.append(line)
-    _ensure_sender()
-    if not _wake.is_set():
-        _wake.set()
-
-
-def _ensure_sender():
-    global _sender_pid
-    if _sender_pid == os.getpid():
-        return
-    with _lock:
-        if _sender_pid == os.getpid():
-            return
-        _sender_pid = os.getpid()
-    thread = threading.Thread(target=_send_forever, name="dpdb-logs", daemon=True)
-    _agent.start_own_thread(thread, "logs")
-
-
-def _take_batch():
-    """Up to _BATCH queued messages, and a line for the drops since the last batch."""
-    batch = []
-    while _queue and len(batch) < _BATCH:
-        batch.append(_queue.popleft())
-    dropped, when = _agent.log_take_drops()
-    if dropped:
-        batch.append({"time": when, "thread": "dpdb", "tid": 0, "dropped": dropped,
-                      "text": "… %d message%s dropped" % (dropped, "" if dropped == 1 else "s")})
-    return batch
-
-
-def _send(batch):
-    _agent.send_process("log_lines", json.dumps({"lines": batch}))
-
-
-def _send_forever():
-    me = os.getpid()
-    while _sender_pid == me:
-        _wake.wait()
-        time.sleep(_GATHER_SECONDS)
-        _wake.clear()
-        # Kept while the hub is away (bounded by the queue): it takes them when it is back.
-        while not _agent.connected():
-            _agent.wait_connected(1.0)
-        with _send_lock:
-            while True:
-                batch = _take_batch()
-                if not batch:
-                    break
-                try:
-                    _send(batch)
-                except Exception as error:  # the program must never pay for a bug here
-                    sys.stderr.write("dpdb: logpoint messages lost: %r\n" % (error,))
+        text.encode("utf-8", "backslashreplace").decode("utf-8"),
+        thread.name.encode("utf-8", "backslashreplace").decode("utf-8"),
+        threading.get_native_id() if hasattr(threading, "get_native_id") else thread.ident,
+        getattr(bp, "dpdb_global", None))  # the number `dpdb break --list` shows
 
 
 def flush():
     """At the end of the process: what is queued goes now, within _EXIT_WAIT."""
-    # The lock first: a batch the sender thread took is still being sent under it, and the
-    # queue looks empty meanwhile (a pool worker ended by SIGTERM lost that batch).
-    if not _send_lock.acquire(timeout=_EXIT_WAIT):
-        return
     try:
-        if not _queue and not _agent.log_drops_pending():
-            return
-        if not _agent.connected() and not _agent.wait_connected(_CONNECT_WAIT_AT_END):
-            return
-        while True:
-            batch = _take_batch()
-            if not batch:
-                break
-            _send(batch)
+        _agent.log_flush(_EXIT_WAIT, _CONNECT_WAIT_AT_END)
     except Exception:
         pass  # exiting: nothing may escape
-    finally:
-        _send_lock.release()
 
 
 atexit.register(flush)

@@ -14,6 +14,7 @@
 
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
+#include "agent/log_queue.hpp"
 #include "agent/own_threads.hpp"
 #include "wire/message.hpp"
 
@@ -24,6 +25,9 @@ namespace {
 constexpr char kBegin = '\x01';
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
 constexpr auto kCrashReportWait = std::chrono::seconds(1);
+// Within it, what the logpoint queue may take: a send under way, then a connection.
+constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
+constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
 
 std::atomic<int> g_pipe_read{-1};
 std::atomic<int> g_pipe_write{-1};
@@ -120,6 +124,8 @@ void read_dumps(int fd) {
             const std::string arg = space == std::string::npos ? "" : header.substr(space + 1);
             try {
                 if (kind == "CRASH") {
+                    // The logpoint messages queued before the crash go first, in order.
+                    log_flush(kCrashLogSendWait, kCrashLogConnectWait);
                     Link::instance().send_process(
                         "crash", wire::Json{{"signal", arg}, {"stacks", text}}.dump());
                     g_crash_reported = true;

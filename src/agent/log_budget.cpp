@@ -1,7 +1,10 @@
 #include "agent/log_budget.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+
+#include "agent/log_queue.hpp"
 
 namespace dpdb::agent {
 namespace {
@@ -9,8 +12,9 @@ namespace {
 double g_rate = 200.0;
 double g_tokens = 200.0;
 std::chrono::steady_clock::time_point g_refilled = std::chrono::steady_clock::now();
-std::uint64_t g_dropped = 0;
-double g_last_drop = 0.0;
+// Counted with the GIL held, taken by the logs sender without it.
+std::atomic<std::uint64_t> g_dropped{0};
+std::atomic<double> g_last_drop{0.0};
 thread_local bool t_making = false;
 
 void refill() {
@@ -49,19 +53,19 @@ void log_budget_rate(double per_second) {
     g_refilled = std::chrono::steady_clock::now();
 }
 
-bool log_admit(bool room) {
-    if (has_token() && room) {
+bool log_admit() {
+    if (has_token() && log_queue_has_room()) {
         g_tokens -= 1;
         return true;
     }
     drop();
+    log_queue_wake();
     return false;
 }
 
 std::pair<std::uint64_t, double> log_take_drops() {
-    const auto taken = std::make_pair(g_dropped, g_last_drop);
-    g_dropped = 0;
-    return taken;
+    const double when = g_last_drop;
+    return {g_dropped.exchange(0), when};
 }
 
 std::uint64_t log_drops_pending() {

@@ -17,6 +17,7 @@
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
 #include "agent/log_budget.hpp"
+#include "agent/log_queue.hpp"
 #include "agent/own_threads.hpp"
 #include "agent/signal_actions.hpp"
 
@@ -204,9 +205,15 @@ NB_MODULE(_agent, m) {
     });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("log_budget_rate", [](double per_second) { dpdb::agent::log_budget_rate(per_second); });
-    m.def("log_admit", [](bool room) { return dpdb::agent::log_admit(room); });
-    m.def("log_take_drops", [] { return dpdb::agent::log_take_drops(); });
-    m.def("log_drops_pending", [] { return dpdb::agent::log_drops_pending(); });
+    m.def("log_admit", [] { return dpdb::agent::log_admit(); });
+    m.def("log_queue_capacity", [](std::size_t lines) { dpdb::agent::log_queue_capacity(lines); });
+    m.def("log_push", [](double time, const std::string& text, const std::string& thread,
+                         std::int64_t tid, std::optional<std::int64_t> bp) {
+        dpdb::agent::log_push(time, text, thread, tid, bp);
+    });
+    m.def("log_flush", [](double wait, double connect_wait) {
+        without_gil([&] { dpdb::agent::log_flush(to_ms(wait), to_ms(connect_wait)); });
+    });
     m.def("log_set_making", [](bool on) { dpdb::agent::log_set_making(on); });
     m.def("log_making", [] { return dpdb::agent::log_budget_table()->making(); });
     // For the engine: the same budget, without a Python call per hit.

@@ -294,9 +294,16 @@ def test_messages_sent_just_before_a_process_ends_are_kept_whatever_ends_it(dpdb
     # Without the `with Pool()` case (`logged_endings.py GO pool`): one of its two workers still
     # loses both its messages about one run in ten (CI, 3.9, after the signal fix above), so not
     # at the flush at its SIGTERM; it comes back here once that is found (docs/logpoints.md).
-    expected = ["os._exit 0", "SIGTERM 0", "SIGHUP 0", "SIGINT 0"]
+    # A fatal signal: no Python may run then, and the agent's crash path sends what is queued,
+    # in order, before its crash report.
+    expected = ["os._exit 0", "SIGTERM 0", "SIGHUP 0", "SIGINT 0",
+                "SIGABRT 0", "SIGABRT 1", "SIGABRT 2", "SIGSEGV 0", "SIGSEGV 1", "SIGSEGV 2"]
     wait_for_messages(dpdb, hub, len(expected))
-    assert sorted(m["text"] for m in logs(dpdb, env=hub.env)) == sorted(expected)
+    kept = logs(dpdb, env=hub.env)
+    assert sorted(m["text"] for m in kept) == sorted(expected)
+    for fatal in ("SIGABRT", "SIGSEGV"):
+        texts = [m["text"] for m in kept if m["text"].startswith(fatal)]
+        assert texts == ["%s %d" % (fatal, n) for n in range(3)], texts
 
 
 def test_a_logpoint_set_at_the_prompt_on_a_line_another_thread_runs_never_pauses_it(dpdb):
