@@ -76,6 +76,18 @@ def is_installed(path):
             or os.path.realpath(path).startswith(_INSTALLED_ROOTS))
 
 
+class Ambiguous(str):
+    """A note saying that a spec's FILE matches several files here, so it is armed nowhere: the
+    hub counts these apart ("ambiguous in 3")."""
+
+
+def _note_for_hub(hub_id, note):
+    said = {"id": hub_id, "note": str(note)}
+    if isinstance(note, Ambiguous):
+        said["ambiguous"] = True
+    return said
+
+
 def choose(spec_file, candidates):
     """(files to arm, note) for a spec's FILE among the files that match it."""
     if spec_file.startswith(EVERY_MATCH):
@@ -84,8 +96,8 @@ def choose(spec_file, candidates):
     installed = sorted(c for c in candidates if is_installed(c))
     pool = own or installed
     if len(pool) > 1:
-        return [], ("%s matches several files: %s; give a longer path, or `dpdb break --every` "
-                    "for all of them" % (spec_file, ", ".join(pool)))
+        return [], Ambiguous("%s matches several files: %s; give a longer path, or `dpdb break "
+                             "--every` for all of them" % (spec_file, ", ".join(pool)))
     if pool and own and installed:
         return pool, ("%s means %s; left out: %s (installed)"
                       % (spec_file, pool[0], ", ".join(installed)))
@@ -294,7 +306,7 @@ class GlobalBreakpoints:
 
         status = {"resolved": sorted(set(armed_here()) | set(self.exceptions_armed))}
         if self.notes:
-            status["notes"] = [{"id": i, "note": n} for i, n in sorted(self.notes.items())]
+            status["notes"] = [_note_for_hub(i, n) for i, n in sorted(self.notes.items())]
         _agent.send_process("break_status", json.dumps(status))
 
     def _watch(self):

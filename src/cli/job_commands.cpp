@@ -159,19 +159,23 @@ void report_standing(const HubTarget& target, std::int64_t id) {
     if (standing.is_null()) return;
     const int armed = standing.value("processes", 0);
     const int pending = standing.value("pending", 0);
+    const int ambiguous = standing.value("ambiguous", 0);
     const int total = data.value("total", armed);
     std::string line;
-    if (armed == 0) {
+    if (armed == 0 && ambiguous == 0) {
         line = "pending: armed when a process loads its code";
         if (pending > 0) {
             line += " (not loaded in the " + std::to_string(pending) + " that answered)";
         }
     } else {
-        line = "armed in " + where_armed(standing);
-        if (armed != total) line += " of " + std::to_string(total);
+        line = armed == 0 ? "armed in no process"
+                          : "armed in " + where_armed(standing) +
+                                (armed != total ? " of " + std::to_string(total) : "");
         if (pending > 0) {
             line += "; pending in " + std::to_string(pending) + " (its file not loaded there)";
         }
+        // Armed nowhere there until the spec names one file: the note below lists them.
+        if (ambiguous > 0) line += "; ambiguous in " + std::to_string(ambiguous);
     }
     std::printf("  %s%s\n", line.c_str(), not_answered(data).c_str());
     print_notes(standing);

@@ -324,7 +324,8 @@ wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoint
                                  std::size_t notes) {
     using wire::Json;
     std::map<std::int64_t, int> armed;
-    std::map<std::int64_t, int> noted;  // processes that said something of it instead
+    std::map<std::int64_t, int> noted;      // processes that said something of it instead
+    std::map<std::int64_t, int> ambiguous;  // ... that its file matches several files there
     std::map<std::int64_t, std::map<std::string, int>> said_by;
     int waiting = 0;
     int answered = 0;
@@ -346,6 +347,7 @@ wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoint
             const auto id = note["id"].get<std::int64_t>();
             if (text.is_string()) ++said_by[id][text];
             if (noted_here.insert(id).second) ++noted[id];
+            if (note.value("ambiguous", false) == true) ++ambiguous[id];
         }
     }
     Json listed = Json::array();
@@ -354,6 +356,7 @@ wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoint
         bp["processes"] = armed[id];
         // Answered, and neither armed it nor said why not: its file is not loaded there yet.
         bp["pending"] = std::max(0, answered - armed[id] - noted[id]);
+        bp["ambiguous"] = ambiguous[id];
         Json said = Json::array();
         for (const auto& [text, count] : said_by[id]) {
             if (said.size() == notes) break;

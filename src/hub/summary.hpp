@@ -32,7 +32,8 @@ wire::Json summarize(const Registry& registry, const SummaryLimits& limits = {})
 
 // The body of a `break_list` result: each of `breakpoints` (the store's) with the number of
 // processes that armed it ("processes"), that answered without arming it or saying why
-// ("pending": its file is not loaded there) and what processes said about it (each note once,
+// ("pending": its file is not loaded there), whose spec matches several files there
+// ("ambiguous"), and what processes said about it (each note once,
 // with how many said it, at most `notes` of them); "waiting": processes that have not answered
 // the latest list yet, "waiting_hosts" the same by host, "total": processes in all.
 wire::Json summarize_breakpoints(const Registry& registry, wire::Json breakpoints,
