@@ -1,10 +1,12 @@
 // dpdb ls, dpdb attach.
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -23,6 +25,24 @@ constexpr int kListTimeoutMs = 5000;
 constexpr std::int64_t kSummaryAbove = 50;
 // `dpdb attach` with several sessions paused lists this many to choose from.
 constexpr std::size_t kSessionsToChooseFrom = 20;
+
+constexpr auto kHubAwayPause = std::chrono::milliseconds(500);
+
+// Until the hub answers again and, for a session named by its id, lists it again.
+void wait_for_session(const HubTarget& target, const ConsoleOptions& options) {
+    for (;;) {
+        try {
+            const auto listing = list_hub(target, kListTimeoutMs, /*sessions_only=*/true);
+            if (options.follow != Follow::Session) return;
+            for (const auto& s : listing["sessions"]) {
+                if (s.value("sid", 0LL) == options.session) return;
+            }
+        } catch (const std::exception&) {
+            // Not back yet.
+        }
+        std::this_thread::sleep_for(kHubAwayPause);
+    }
+}
 
 }  // namespace
 
@@ -161,10 +181,20 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         options.follow = Follow::Session;
         options.session = found.front().second.value("sid", 0LL);
     }
-    wire::Channel channel;
-    connect_client(channel, *chosen);
-    Console console(channel, options);
-    return console.run();
+    for (;;) {
+        wire::Channel channel;
+        connect_client(channel, *chosen);
+        Console console(channel, options);
+        const int status = console.run();
+        if (!console.lost_hub() || console.hung_up()) return status;
+        // As `dpdb logs --follow` does: the hub restarts with its store, the process dials it
+        // again, and the session comes back with its id (hub/store).
+        std::fprintf(stderr,
+                     "dpdb: waiting for the hub to come back; attaching again then "
+                     "(Ctrl-C stops)\n");
+        std::signal(SIGINT, SIG_DFL);  // the console's handler only flags it for its loop
+        wait_for_session(*chosen, options);
+    }
 }
 
 }  // namespace dpdb::cli

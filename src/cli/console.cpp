@@ -278,6 +278,7 @@ bool Console::pump(int timeout_ms) {
         return true;
     } catch (const std::exception& error) {
         say(std::string("lost the hub: ") + error.what());
+        lost_hub_ = true;
         done_ = true;
         abandon_line_ = true;
         status_ = 1;

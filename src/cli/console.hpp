@@ -48,6 +48,8 @@ class Console {
     int run();
     // Whether it ended because its terminal went away.
     bool hung_up() const { return hung_up_; }
+    // Whether it ended because the hub went away (`dpdb attach` then waits for it).
+    bool lost_hub() const { return lost_hub_; }
     // After run(): copies the program's output to the terminal until the program has ended.
     void relay_until_program_ends();
 
@@ -105,6 +107,7 @@ class Console {
     bool line_sent_ = false;  // a line went to the attached session; its answer is not in yet
     bool done_ = false;
     bool hung_up_ = false;         // the terminal went away (SIGHUP)
+    bool lost_hub_ = false;        // the hub went away (lost_hub())
     bool program_linked_ = false;  // the hub told of the program's first process
     bool program_gone_ = false;    // ... and of its end
     int status_ = 0;

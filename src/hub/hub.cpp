@@ -20,6 +20,8 @@ HubImpl::HubImpl(asio::io_context& io, HubOptions options)
       liveness_timer_(io) {
     if (!options_.log) options_.log = [](const std::string&) {};
     store_.on_bad_row([this](const std::string& line) { log(line); });
+    remembered_sessions_ = store_.take_session_ids();
+    for (const auto& [key, id] : remembered_sessions_) registry_.number_from(id + 1);
 }
 
 void HubImpl::start() {
@@ -32,6 +34,7 @@ void HubImpl::start() {
 
 void HubImpl::stop() {
     asio::post(io_, [self = shared_from_this()] {
+        self->stopping_ = true;  // the sessions' ids stay remembered for the next start
         self->listener_->close();
         self->liveness_timer_.cancel();
         auto all = self->connections_;

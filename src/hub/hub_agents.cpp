@@ -77,8 +77,17 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
             publish("session_update", registry_.describe(*carried));
             return;
         }
-        auto& session =
-            registry_.open_session(agent->id(), agent_sid, wire::without_nulls(message["info"]));
+        const Store::SessionKey key{process->host, process->info.value("pid", std::int64_t{0}),
+                                    agent_sid};
+        const auto remembered = remembered_sessions_.find(key);
+        std::int64_t id = 0;
+        if (remembered != remembered_sessions_.end()) {
+            id = remembered->second;
+            remembered_sessions_.erase(remembered);
+        }
+        auto& session = registry_.open_session(agent->id(), agent_sid,
+                                               wire::without_nulls(message["info"]), id);
+        store_.remember_session(key, session.id);
         publish("session_open", registry_.describe(session));
         return;
     }
@@ -119,6 +128,7 @@ void HubImpl::close_session(Session& session, const std::string& reason) {
         client->send(make("detached", {{"sid", id}, {"reason", reason}}));
     }
     registry_.close_session(id);
+    if (!stopping_) store_.forget_session(id);
     publish("session_close", {{"sid", id}, {"reason", reason}});
 }
 

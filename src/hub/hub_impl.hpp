@@ -195,6 +195,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     StacksRequests stacks_requests_;
     std::uint64_t next_connection_id_ = 1;
     asio::steady_timer liveness_timer_;
+    // Session ids of the hub's last run (Store::take_session_ids), given again as they come back.
+    std::map<Store::SessionKey, std::int64_t> remembered_sessions_;
+    bool stopping_ = false;
     std::uint64_t liveness_ticks_ = 0;
 };
 

@@ -107,9 +107,11 @@ void Registry::move_process(std::uint64_t from, std::uint64_t to) {
     by_agent_.erase(from);
 }
 
-Session& Registry::open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info) {
+Session& Registry::open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info,
+                                std::int64_t id) {
     info["since"] = now_seconds();
-    const std::int64_t id = next_session_id_++;
+    if (id <= 0 || sessions_.count(id) != 0) id = next_session_id_;
+    next_session_id_ = std::max(next_session_id_, id + 1);
     auto& session = sessions_[id];
     session = Session{id, agent, agent_sid, 0, std::move(info)};
     by_agent_[agent][agent_sid] = id;

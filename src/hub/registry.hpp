@@ -1,6 +1,7 @@
 // What the hub knows: connected processes and their paused sessions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,7 +58,11 @@ class Registry {
     const std::map<std::uint64_t, Process>& processes() const { return processes_; }
     std::map<std::uint64_t, Process>& processes() { return processes_; }
 
-    Session& open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info);
+    // `id`, when not 0 and free, is the session's number (the one it had before a hub restart).
+    Session& open_session(std::uint64_t agent, std::int64_t agent_sid, wire::Json info,
+                          std::int64_t id = 0);
+    // New sessions are numbered from `next` on (ids remembered across a restart stay free).
+    void number_from(std::int64_t next) { next_session_id_ = std::max(next_session_id_, next); }
     Session* session(std::int64_t id);
     Session* session_of_agent(std::uint64_t agent, std::int64_t agent_sid);
     void close_session(std::int64_t id);

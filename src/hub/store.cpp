@@ -88,6 +88,10 @@ Store::Store(const std::string& path) {
     exec(
         "CREATE TABLE IF NOT EXISTS exits ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT, ended REAL NOT NULL, process TEXT NOT NULL)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS session_ids ("
+        " id INTEGER PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+        " agent_sid INTEGER NOT NULL)");
     auto size = prepare(db_, "SELECT COUNT(*), COALESCE(SUM(LENGTH(line)), 0) FROM logs");
     if (sqlite3_step(size.get()) == SQLITE_ROW) {
         log_rows_ = sqlite3_column_int64(size.get(), 0);
@@ -153,6 +157,34 @@ wire::Json Store::breakpoints() const {
         out.push_back(std::move(bp));
     }
     return out;
+}
+
+std::map<Store::SessionKey, std::int64_t> Store::take_session_ids() {
+    std::map<SessionKey, std::int64_t> ids;
+    auto rows = prepare(db_, "SELECT id, host, pid, agent_sid FROM session_ids");
+    while (sqlite3_step(rows.get()) == SQLITE_ROW) {
+        const auto* host = reinterpret_cast<const char*>(sqlite3_column_text(rows.get(), 1));
+        ids[{host != nullptr ? host : "", sqlite3_column_int64(rows.get(), 2),
+             sqlite3_column_int64(rows.get(), 3)}] = sqlite3_column_int64(rows.get(), 0);
+    }
+    exec("DELETE FROM session_ids");
+    return ids;
+}
+
+void Store::remember_session(const SessionKey& key, std::int64_t id) {
+    auto insert = prepare(
+        db_, "INSERT OR REPLACE INTO session_ids (id, host, pid, agent_sid) VALUES (?, ?, ?, ?)");
+    sqlite3_bind_int64(insert.get(), 1, id);
+    bind_text(insert.get(), 2, std::get<0>(key));
+    sqlite3_bind_int64(insert.get(), 3, std::get<1>(key));
+    sqlite3_bind_int64(insert.get(), 4, std::get<2>(key));
+    sqlite3_step(insert.get());  // not kept (a full disk): the id may change at a restart
+}
+
+void Store::forget_session(std::int64_t id) {
+    auto remove = prepare(db_, "DELETE FROM session_ids WHERE id = ?");
+    sqlite3_bind_int64(remove.get(), 1, id);
+    sqlite3_step(remove.get());
 }
 
 void Store::record_exit(const wire::Json& process) {

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "wire/message.hpp"
 
@@ -40,6 +42,14 @@ class Store {
     void record_exit(const wire::Json& process);
     wire::Json exits(int limit) const;  // newest first
 
+    // The hub's ids of the paused sessions, by (host, pid, the agent's session number), so that a
+    // hub restarted with the same store gives each session that comes back its id again
+    // (`dpdb attach 5` goes on finding it). take_session_ids() reads them all and empties the
+    // table: a session that does not come back is forgotten; the others are remembered again.
+    using SessionKey = std::tuple<std::string, std::int64_t, std::int64_t>;
+    std::map<SessionKey, std::int64_t> take_session_ids();
+    void remember_session(const SessionKey& key, std::int64_t id);
+    void forget_session(std::int64_t id);
     // Rows read back are checked as a peer's message is (wire/contents): one that is not what
     // the hub writes (a store of another version, an edit by hand, a disk's fault) is removed
     // and told here, in one line, instead of reaching a reader that would fail on it.

@@ -126,6 +126,24 @@ TEST(Store, LogMessagesComeBackInTimeOrderAfterReopening) {
     EXPECT_EQ(order, "cd");  // the latest, oldest first
 }
 
+TEST(Store, SessionIdsAreTakenBackOnceAfterReopening) {
+    TempDir dir;
+    {
+        dpdb::hub::Store store(dir.file("hub.sqlite"));
+        store.remember_session({"node17", 4242, 1}, 5);
+        store.remember_session({"node17", 4242, 2}, 6);
+        store.remember_session({"node18", 4242, 1}, 7);
+        store.forget_session(6);  // closed
+    }
+    dpdb::hub::Store reopened(dir.file("hub.sqlite"));
+    const auto ids = reopened.take_session_ids();
+    ASSERT_EQ(ids.size(), 2u);
+    EXPECT_EQ(ids.at({"node17", 4242, 1}), 5);
+    EXPECT_EQ(ids.at({"node18", 4242, 1}), 7);
+    // Taken: a session that does not come back before the next restart is forgotten.
+    EXPECT_TRUE(reopened.take_session_ids().empty());
+}
+
 TEST(Store, UnwritablePathIsAClearError) {
     EXPECT_THROW(dpdb::hub::Store("/nonexistent-dir/hub.sqlite"), std::runtime_error);
 }

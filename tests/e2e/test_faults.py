@@ -108,3 +108,46 @@ def test_dpdb_run_console_carries_on_after_a_hub_kill_and_restart(dpdb):
     finally:
         if hub.process.poll() is None:
             hub.stop()
+
+
+def test_dpdb_attach_rides_out_a_hub_kill_and_restart_with_the_same_session_id(dpdb):
+    hub = StandaloneHub(dpdb, "--listen", "127.0.0.1:0")
+    hub.args = ("--listen", "127.0.0.1:" + hub.tcp.rsplit(":", 1)[1])
+    job = subprocess.Popen([DPDB, "run", program("sessions.py"), "again"],
+                           env=dict(dpdb.env, **hub.env()), cwd=dpdb.root,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    paused = lambda: dpdb.wait_ls(lambda listing: listing["sessions"],  # noqa: E731
+                                  env=hub.env())["sessions"]
+    try:
+        # The first stop let go, so that the second is not numbered 1, as the first session of
+        # a restarted hub that forgot the ids would be.
+        first = paused()[0]["sid"]
+        client = dpdb.spawn("dpdb", "attach", str(first), env=hub.env())
+        client.expect(PROMPT)
+        client.sendline("c")
+        finish(client)
+        sid = dpdb.wait_ls(lambda listing: [s for s in listing["sessions"] if s["sid"] != first],
+                           env=hub.env())["sessions"][0]["sid"]
+        assert sid != 1
+        client = dpdb.spawn("dpdb", "attach", str(sid), env=hub.env())
+        client.expect(r"attached to session %d" % sid)
+        client.expect(PROMPT)
+        hub.stop(signal.SIGKILL)
+        client.expect("lost the hub")
+        client.expect("waiting for the hub to come back; attaching again then")
+        hub.start()
+        client.expect(r"attached to session %d" % sid)
+        client.expect(PROMPT)
+        assert [s["sid"] for s in paused()] == [sid]
+        client.sendline("p i")
+        client.expect(r"(\r\n|\x1b\[K)2\r\n")
+        client.expect(PROMPT)
+        client.sendline("c")
+        finish(client)
+        output, _ = job.communicate(timeout=30)
+        assert job.returncode == 0 and "program done" in output, output
+    finally:
+        stop(job)
+        if hub.process.poll() is None:
+            hub.stop()

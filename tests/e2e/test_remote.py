@@ -155,7 +155,7 @@ def test_hub_restart_brings_paused_sessions_back(dpdb, tcp_hub, jobs):
     look_and_finish(client, job, "p loss", r"0\.5")
 
 
-def test_client_of_a_dead_hub_says_so(dpdb, tcp_hub, jobs):
+def test_client_of_a_dead_hub_says_so_and_waits_for_it(dpdb, tcp_hub, jobs):
     env = tcp_hub.env()
     job = start_job(dpdb, env, jobs)
     paused_sessions(dpdb, env)
@@ -163,7 +163,11 @@ def test_client_of_a_dead_hub_says_so(dpdb, tcp_hub, jobs):
     client.expect(PROMPT)
     tcp_hub.stop(signal.SIGKILL)
     client.expect(r"lost the hub")
-    finish(client, status=1)
+    client.expect(r"waiting for the hub to come back; attaching again then \(Ctrl-C stops\)")
+    client.sendintr()
+    client.expect(pexpect.EOF)
+    client.close()
+    assert client.signalstatus == signal.SIGINT or client.exitstatus == 130
 
 
 # --- two hosts ---------------------------------------------------------------------------------
