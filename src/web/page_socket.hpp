@@ -7,6 +7,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 

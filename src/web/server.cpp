@@ -6,7 +6,7 @@
 #include <boost/beast/websocket.hpp>
 #include <cstdio>
 #include <optional>
-#include <set>
+#include <vector>
 
 #include "common/printable.hpp"
 #include "web/access.hpp"
