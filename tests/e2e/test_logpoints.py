@@ -283,7 +283,7 @@ def test_messages_sent_just_before_a_process_ends_are_kept_whatever_ends_it(dpdb
     hub = Hub(dpdb)  # outlives the run: the messages are read after it
     endings = program("logged_endings.py")
     go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", endings, go, env=hub.env)
+    run = dpdb.spawn("dpdb", "run", endings, go, "pool", env=hub.env)
     run.expect("endings ready")
     added = dpdb.run("dpdb", "break", "logged_endings.py:%d" % line_of(endings, "the logged line"),
                      "--log", "{how} {n}", env=hub.env)
@@ -291,13 +291,11 @@ def test_messages_sent_just_before_a_process_ends_are_kept_whatever_ends_it(dpdb
     open(go, "w").close()
     run.expect("endings done")
     finish(run)
-    # Without the `with Pool()` case (`logged_endings.py GO pool`): one of its two workers still
-    # loses both its messages about one run in ten (CI, 3.9, after the signal fix above), so not
-    # at the flush at its SIGTERM; it comes back here once that is found (docs/logpoints.md).
     # A fatal signal: no Python may run then, and the agent's crash path sends what is queued,
     # in order, before its crash report.
-    expected = ["os._exit 0", "SIGTERM 0", "SIGHUP 0", "SIGINT 0",
-                "SIGABRT 0", "SIGABRT 1", "SIGABRT 2", "SIGSEGV 0", "SIGSEGV 1", "SIGSEGV 2"]
+    expected = ["pool 0", "pool 1", "pool 2", "pool 3", "os._exit 0", "SIGTERM 0", "SIGHUP 0",
+                "SIGINT 0", "SIGABRT 0", "SIGABRT 1", "SIGABRT 2", "SIGSEGV 0", "SIGSEGV 1",
+                "SIGSEGV 2"]
     wait_for_messages(dpdb, hub, len(expected))
     kept = logs(dpdb, env=hub.env)
     assert sorted(m["text"] for m in kept) == sorted(expected)
