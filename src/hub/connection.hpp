@@ -52,6 +52,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // When it last sent anything (hub/hub_liveness.cpp); a peer whose reading is held counts
     // as heard, since the hub is the one not listening.
     std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();
+    // It sends heartbeats (an agent over TCP does, from its first moment): only such a peer is
+    // sent them and marked unreachable when they stop (a peer speaking the protocol raw is not).
+    bool beats = false;
 
   private:
     void read_more();

@@ -11,7 +11,9 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
         reached_again(agent, *known);
     }
     if (type == "heartbeat") {
-        // Sent once it has opened its sessions again on a fresh connection (agent/link.cpp).
+        agent->beats = true;
+        // The first is sent once it has opened its sessions again on a fresh connection
+        // (agent/link.cpp).
         return close_uncarried(agent->id());
     }
     if (type == "proc_update") {

@@ -4,7 +4,8 @@
 // (its record and sessions kept as they were, what its clients type kept for it), until it is
 // heard again, or comes back on a fresh connection (it dials again once it stops hearing the hub:
 // agent/link.cpp), or lost_after() has passed: then it is taken for lost. Agents on the Unix socket
-// are left out: the kernel says at once when one of them is gone.
+// are left out: the kernel says at once when one of them is gone; so are peers that never sent a
+// heartbeat (tests and tools speaking the protocol raw).
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -65,7 +66,8 @@ void HubImpl::check_liveness(std::uint64_t tick) {
     const auto now = std::chrono::steady_clock::now();
     std::vector<ConnectionPtr> agents;
     for (const auto& [id, peer] : connections_) {
-        if (peer->authenticated && peer->role == Role::Agent && over_network(*peer)) {
+        if (peer->authenticated && peer->role == Role::Agent && peer->beats &&
+            over_network(*peer)) {
             agents.push_back(peer);
         }
     }
