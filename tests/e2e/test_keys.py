@@ -5,7 +5,7 @@ as it would be without dpdb (a loop ends with KeyboardInterrupt, a server stops)
 import socket
 import time
 
-from conftest import PROMPT, finish, program
+from conftest import PROMPT, finish, program, wait_until
 
 # A shell's status for a program that died of SIGINT (Python re-raises it after the traceback).
 DIED_OF_SIGINT = 130
@@ -13,6 +13,14 @@ DIED_OF_SIGINT = 130
 SECOND_PRESS_SECONDS = 2.0
 PRESSED = (r"dpdb: pausing at the program's next line \(Ctrl-C again within 2 s goes to the "
            r"program\)")
+
+
+def sleeping(child):
+    """Once the program's main thread sleeps in C, in its loop: a Ctrl-C's pause cannot land
+    before the sleep ends ("loop started" is printed two lines before the loop)."""
+    child.expect(r"loop started \(pid (\d+)\)")
+    wchan = "/proc/%s/wchan" % child.match.group(1)
+    wait_until(lambda: open(wchan).read() == "hrtimer_nanosleep", "the program to sleep")
 
 
 def ctrl_c_pauses(child):
@@ -32,7 +40,7 @@ def quit_the_process(child):
 
 def test_ctrl_c_after_q_ends_a_loop(dpdb):
     child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "0.02")
-    child.expect("loop started")
+    sleeping(child)  # in the loop: `rounds` is set
     ctrl_c_pauses(child)
     child.sendline("p rounds > 0")
     child.expect("True")
@@ -66,7 +74,7 @@ def test_ctrl_c_after_q_stops_a_server(dpdb):
 def test_second_ctrl_c_while_the_pause_waits_goes_to_the_program(dpdb):
     # The main thread sleeps in C for a minute: the first Ctrl-C's pause cannot land before.
     child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "60")
-    child.expect("loop started")
+    sleeping(child)
     child.sendintr()
     child.expect(PRESSED)  # the first one was taken: the second is a second press
     child.sendintr()
@@ -78,7 +86,7 @@ def test_second_ctrl_c_while_the_pause_waits_goes_to_the_program(dpdb):
 
 def test_a_later_ctrl_c_while_the_pause_waits_keeps_it_and_a_quick_one_interrupts(dpdb):
     child = dpdb.spawn("dpdb", "run", program("ctrl_c_loop.py"), "60")
-    child.expect("loop started")
+    sleeping(child)
     child.sendintr()
     child.expect(PRESSED)
     # Past the window for a second press: the pause stays armed, and the window opens again.
