@@ -131,6 +131,7 @@ void HubImpl::close_session(Session& session, const std::string& reason) {
     }
     registry_.close_session(id);
     if (!stopping_) store_.forget_session(id);
+    kept_input_.erase(id);
     publish("session_close", {{"sid", id}, {"reason", reason}});
 }
 

@@ -59,7 +59,8 @@ void HubImpl::from_client(const ConnectionPtr& client, const Message& message) {
     if (process != nullptr && process->info.contains("unreachable_since")) {
         // Handed over once it is back (hub_liveness.cpp); a completion or an inspection is
         // asked again by then.
-        if (type == "input" || type == "interrupt") session->kept.push_back(make(type, body));
+        if (type == "input" || type == "interrupt")
+            kept_input_[session->id].push_back(make(type, body));
         return;
     }
     if (auto agent = connection(session->agent)) agent->send(make(type, std::move(body)));

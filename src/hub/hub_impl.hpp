@@ -92,6 +92,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // its kept input handed over.
     void resume_session(const ConnectionPtr& agent, Session& session);
     void tell_client(const Session& session, const std::string& line);
+    void hand_over_kept_input(const ConnectionPtr& agent, const Session& session);
     // The process on `connection` is gone (its connection closed, or lost): its record is kept
     // among the exits, its sessions closed, its waiting clients answered.
     void forget_process(std::uint64_t connection, const std::string& reason);
@@ -198,6 +199,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // Session ids of the hub's last run (Store::take_session_ids), given again as they come back.
     std::map<Store::SessionKey, std::int64_t> remembered_sessions_;
     bool stopping_ = false;
+    // By session: what its client typed while its process was unreachable, handed over once it
+    // is back (hub_liveness.cpp).
+    std::map<std::int64_t, std::vector<Message>> kept_input_;
     std::uint64_t liveness_ticks_ = 0;
 };
 

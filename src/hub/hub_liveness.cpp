@@ -125,8 +125,7 @@ void HubImpl::reached_again(const ConnectionPtr& agent, Process& process) {
     for (const auto id : registry_.sessions_of(agent->id())) {
         Session& session = *registry_.session(id);
         tell_client(session, "dpdb: " + who(process) + " is reachable again");
-        for (const auto& kept : session.kept) agent->send(kept);
-        session.kept.clear();
+        hand_over_kept_input(agent, session);
     }
 }
 
@@ -156,8 +155,14 @@ void HubImpl::resume_session(const ConnectionPtr& agent, Session& session) {
         // Its agent took the lost link for a detach: attached again, it shows where it stands.
         agent->send(make("attach", {{"sid", session.agent_sid}, {"cols", session.columns}}));
     }
-    for (const auto& kept : session.kept) agent->send(kept);
-    session.kept.clear();
+    hand_over_kept_input(agent, session);
+}
+
+void HubImpl::hand_over_kept_input(const ConnectionPtr& agent, const Session& session) {
+    const auto kept = kept_input_.find(session.id);
+    if (kept == kept_input_.end()) return;
+    for (const auto& input : kept->second) agent->send(input);
+    kept_input_.erase(kept);
 }
 
 void HubImpl::close_uncarried(std::uint64_t agent) {

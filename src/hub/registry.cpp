@@ -113,7 +113,10 @@ Session& Registry::open_session(std::uint64_t agent, std::int64_t agent_sid, wir
     if (id <= 0 || sessions_.count(id) != 0) id = next_session_id_;
     next_session_id_ = std::max(next_session_id_, id + 1);
     auto& session = sessions_[id];
-    session = Session{id, agent, agent_sid, 0, std::move(info)};
+    session.id = id;
+    session.agent = agent;
+    session.agent_sid = agent_sid;
+    session.info = std::move(info);
     by_agent_[agent][agent_sid] = id;
     return session;
 }

@@ -33,8 +33,6 @@ struct Session {
     std::int64_t agent_sid = 0;  // the agent's own number for it
     std::uint64_t client = 0;    // connection of the attached client, 0 if none
     wire::Json info;             // thread, tid, file, line, function, since ...
-    // While its process is unreachable: the client's input, handed over once it is back.
-    std::vector<wire::Message> kept;
     // Carried over to the process's fresh connection, not yet opened again on it.
     bool carried = false;
     std::int64_t columns = 80;  // the attached client's terminal width
