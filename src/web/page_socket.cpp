@@ -11,8 +11,8 @@ namespace websocket = beast::websocket;
 
 // What the page may send in one message (it sends nothing yet), and how much may wait for a page
 // that does not read: past that it is closed, and reloading it starts from a fresh snapshot.
-constexpr std::size_t kMaxIncoming = 64 * 1024;
-constexpr std::size_t kMaxQueuedBytes = 64 * 1024 * 1024;
+constexpr std::size_t kMaxIncoming = std::size_t{64} * 1024;
+constexpr std::size_t kMaxQueuedBytes = std::size_t{64} * 1024 * 1024;
 
 }  // namespace
 

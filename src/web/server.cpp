@@ -149,9 +149,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
         }
         auto page = std::make_shared<PageSocket>(std::move(stream_));
         std::weak_ptr<Server::State> weak = state_;
-        page->accept(request, state_->snapshot(), [weak](std::shared_ptr<PageSocket> opened) {
-            if (auto state = weak.lock()) state->pages.push_back(opened);
-        });
+        page->accept(request, state_->snapshot(),
+                     [weak](const std::shared_ptr<PageSocket>& opened) {
+                         if (auto state = weak.lock()) state->pages.push_back(opened);
+                     });
     }
 
     void reply(Response response) {
