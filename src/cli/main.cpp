@@ -207,8 +207,9 @@ int main(int argc, char** argv) {
     std::string web_listen;
     auto* web_cmd = app.add_subcommand(
         "web", "the job in a browser: prints a URL to open (see docs/web.md in dpdb's source)");
-    web_cmd->add_option("--listen", web_listen,
-                        "serve on HOST:PORT, a loopback address (default 127.0.0.1, any free port)");
+    web_cmd->add_option(
+        "--listen", web_listen,
+        "serve on HOST:PORT, a loopback address (default 127.0.0.1, any free port)");
 
     if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {
         std::fprintf(stderr, "dpdb: no command \"%s\"; the commands are %s (`dpdb --help`)\n",

@@ -4,14 +4,13 @@ The hosts are network namespaces joined by a veth pair (test_remote.two_hosts); 
 node's end of the pair set down."""
 
 import json
-import os
 import subprocess
 import time
 
 import pexpect
 
-from conftest import DPDB, PROMPT, finish, program, wait_until
-from test_remote import StandaloneHub, jobs, two_hosts  # noqa: F401 (fixtures)
+from conftest import DPDB, PROMPT, finish, wait_until
+from test_remote import StandaloneHub, jobs, start_on_node, two_hosts  # noqa: F401 (fixtures)
 
 # docs/remote.md: a cut link is shown within 10 s, and a link that returns is used again within
 # 2 s (the agent dials at most a second apart; the hub keeps the session and what was typed).
@@ -21,17 +20,6 @@ ANSWERED_WITHIN = 2
 
 def node_link(node, state):
     subprocess.run(["ip", "-n", node, "link", "set", "dn" + node[-6:], state], check=True)
-
-
-def start_on_node(dpdb, node, env, jobs):  # noqa: F811 (the fixture's list)
-    node_env = dict(dpdb.env, XDG_RUNTIME_DIR=os.path.join(dpdb.root, "node-run"), **env)
-    os.makedirs(node_env["XDG_RUNTIME_DIR"], mode=0o700)
-    job = subprocess.Popen(["ip", "netns", "exec", node, DPDB, "run", program("ranks.py")],
-                           env=node_env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           start_new_session=True)
-    jobs.append(job)
-    return job
 
 
 def on_login(dpdb, login, env, *args):

@@ -212,19 +212,25 @@ def two_hosts():
         subprocess.run(["ip", "netns", "del", node], capture_output=True)
 
 
+def start_on_node(dpdb, node, env, jobs):  # noqa: F811 (the fixture's list)
+    """`dpdb run ranks.py` on the node, with a runtime directory of its own: nothing is shared
+    with the hub's host but the network and the secret."""
+    node_env = dict(dpdb.env, XDG_RUNTIME_DIR=os.path.join(dpdb.root, "node-run"), **env)
+    os.makedirs(node_env["XDG_RUNTIME_DIR"], mode=0o700)
+    job = subprocess.Popen(["ip", "netns", "exec", node, DPDB, "run", program("ranks.py")],
+                           env=node_env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
+    jobs.append(job)
+    return job
+
+
 def test_two_hosts_attach_through_tcp_tls_and_auth(dpdb, two_hosts, jobs):
     login, node = two_hosts
     hub = StandaloneHub(dpdb, "--listen", "10.231.7.1:0", prefix=["ip", "netns", "exec", login])
     try:
         env = hub.env(DPDB_TLS_FINGERPRINT=hub.fingerprint)
-        # The node has its own runtime directory: nothing is shared but the network and the secret.
-        node_env = dict(dpdb.env, XDG_RUNTIME_DIR=os.path.join(dpdb.root, "node-run"), **env)
-        os.makedirs(node_env["XDG_RUNTIME_DIR"], mode=0o700)
-        job = subprocess.Popen(["ip", "netns", "exec", node, DPDB, "run", program("ranks.py")],
-                               env=node_env, cwd=dpdb.root, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-        jobs.append(job)
+        job = start_on_node(dpdb, node, env, jobs)
         ls = lambda: json.loads(subprocess.run(
             ["ip", "netns", "exec", login, DPDB, "ls", "--json"], env=dict(dpdb.env, **env),
             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL).stdout or "{}")
