@@ -11,6 +11,8 @@ from conftest import PROMPT, finish, program, wait_until
 DIED_OF_SIGINT = 130
 # How soon a second Ctrl-C goes to the program (dpdb._ctrl_c.SECOND_PRESS_SECONDS, the README's).
 SECOND_PRESS_SECONDS = 2.0
+# Where the kernel shows a thread in time.sleep: clock_nanosleep from 3.11 on, select before.
+SLEEPS = ("hrtimer_nanosleep", "poll_schedule_timeout", "do_select")
 PRESSED = (r"dpdb: pausing at the program's next line \(Ctrl-C again within 2 s goes to the "
            r"program\)")
 
@@ -20,7 +22,7 @@ def sleeping(child):
     before the sleep ends ("loop started" is printed two lines before the loop)."""
     child.expect(r"loop started \(pid (\d+)\)")
     wchan = "/proc/%s/wchan" % child.match.group(1)
-    wait_until(lambda: open(wchan).read() == "hrtimer_nanosleep", "the program to sleep")
+    wait_until(lambda: open(wchan).read().startswith(SLEEPS), "the program to sleep")
 
 
 def ctrl_c_pauses(child):
