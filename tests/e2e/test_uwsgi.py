@@ -135,3 +135,4 @@ def test_uwsgi_started_without_dpdb_is_attached_as_a_tree(dpdb, uwsgi):
         if server.poll() is None:
             os.kill(server.pid, signal.SIGKILL)
             server.wait()
+        dpdb.run("dpdb", "hub", "--stop")  # the local hub the attach started
