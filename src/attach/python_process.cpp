@@ -101,12 +101,7 @@ std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
         *why = why_not_traceable(pid);
         return std::nullopt;
     }
-    const MappedFile* interpreter = find_mapped(files, "libpython3");
-    if (interpreter == nullptr) {
-        for (const auto& file : files) {
-            if (file.path == python.executable) interpreter = &file;
-        }
-    }
+    const MappedFile* interpreter = interpreter_image(files, python.executable);
     if (interpreter == nullptr || !symbol_address(pid, *interpreter, "Py_IsInitialized")) {
         *why =
             "pid " + std::to_string(pid) + " (" + python.executable + ") is not a CPython process";
@@ -120,6 +115,15 @@ std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why) {
     }
     python.has_agent = find_mapped(files, "_agent.cpython-") != nullptr;
     return python;
+}
+
+const MappedFile* interpreter_image(const std::vector<MappedFile>& files,
+                                    const std::string& executable) {
+    if (const MappedFile* library = find_mapped(files, "libpython3")) return library;
+    for (const auto& file : files) {
+        if (file.path == executable) return &file;
+    }
+    return nullptr;
 }
 
 bool running(pid_t pid) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attach/symbols.hpp"
+
 namespace dpdb::attach {
 
 struct PythonProcess {
@@ -21,6 +23,10 @@ struct PythonProcess {
 
 // The process as a CPython process, or nothing (with the reason in `why`) if it is not one.
 std::optional<PythonProcess> inspect_python(pid_t pid, std::string* why);
+
+// The mapped file that holds the interpreter: libpython, or the executable of a static build.
+const MappedFile* interpreter_image(const std::vector<MappedFile>& files,
+                                    const std::string& executable);
 
 // Whether the process still runs (a zombie, dead but not yet reaped by its parent, does not).
 bool running(pid_t pid);

@@ -1,6 +1,8 @@
 // One function per `dpdb` subcommand; main.cpp only parses arguments.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,8 +60,10 @@ struct BreakOptions {
 
 int break_command(const std::string& hub, const BreakOptions& options);
 int ps_command(const std::string& hub, bool json);
-int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json,
-                   bool debugger_frames);
+// `pids` asked of the hubs (all processes without any); `read_pids` (-p) from their agents or,
+// without one, from their memory (cli/memory_stacks).
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
+                   const std::vector<pid_t>& read_pids, bool json, bool debugger_frames);
 int log_command(const std::string& hub, long long pid);
 
 struct LogsOptions {

@@ -10,9 +10,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "attach/python_process.hpp"
 #include "cli/commands.hpp"
 #include "cli/describe.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/memory_stacks.hpp"
 #include "cli/stack_groups.hpp"
 #include "common/printable.hpp"
 
@@ -181,6 +183,27 @@ void report_standing(const HubTarget& target, std::int64_t id) {
     print_notes(standing);
 }
 
+// `dpdb stacks -p PID`: from its agent, through a hub that knows it, where it carries one (and
+// DPDB_STACKS allows); from its memory otherwise.
+wire::Json stacks_of_process(const std::string& hub, pid_t pid) {
+    std::string why;
+    const auto python = attach::inspect_python(pid, &why);
+    if (python && python->has_agent && stacks_from_agent()) {
+        try {
+            for (const auto& target : locate_hubs(hub)) {
+                const auto result = ask(target, "stacks", {{"pids", {pid}}});
+                if (result.type != "result") continue;
+                for (const auto& p : result["data"]["processes"]) {
+                    if (!p.contains("error")) return p;
+                }
+            }
+        } catch (const std::runtime_error&) {
+            // No hub, or none answering: the memory says the same.
+        }
+    }
+    return memory_stacks(pid);
+}
+
 }  // namespace
 
 int break_command(const std::string& hub, const BreakOptions& options) {
@@ -308,8 +331,8 @@ int ps_command(const std::string& hub, bool json) {
     return 0;
 }
 
-int stacks_command(const std::string& hub, const std::vector<std::string>& pids, bool json,
-                   bool debugger_frames) {
+int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
+                   const std::vector<pid_t>& read_pids, bool json, bool debugger_frames) {
     wire::Json wanted = wire::Json::array();
     for (const auto& pid : pids) {
         try {
@@ -319,12 +342,16 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
             return 2;
         }
     }
+    if (!read_pids.empty()) stacks_from_agent();  // a bad DPDB_STACKS said before anything
     wire::Json processes = wire::Json::array();
-    for (const auto& target : locate_hubs(hub)) {
-        const auto result = ask(target, "stacks", {{"pids", wanted}});
-        if (result.type != "result") return report(result);
-        for (const auto& p : result["data"]["processes"]) processes.push_back(p);
+    if (!pids.empty() || read_pids.empty()) {
+        for (const auto& target : locate_hubs(hub)) {
+            const auto result = ask(target, "stacks", {{"pids", wanted}});
+            if (result.type != "result") return report(result);
+            for (const auto& p : result["data"]["processes"]) processes.push_back(p);
+        }
     }
+    for (const pid_t pid : read_pids) processes.push_back(stacks_of_process(hub, pid));
     if (json) {
         std::cout << processes.dump(2) << "\n";
         return 0;
@@ -346,12 +373,20 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
         const auto pid = p.value("pid", std::int64_t{-1});
         if (p.contains("error")) {
             if (answered.count(pid) != 0 || !reported.insert(pid).second) continue;
-            std::printf("pid %lld: %s\n\n", static_cast<long long>(pid),
-                        shown(p["error"].get<std::string>()).c_str());
+            // A reason that names the process itself (the memory reader's) is not prefixed.
+            const auto why = shown(p["error"].get<std::string>());
+            const auto who = "pid " + std::to_string(pid);
+            std::printf("%s\n\n", why.rfind(who + " ", 0) == 0 || why.rfind(who + ":", 0) == 0
+                                      ? why.c_str()
+                                      : (who + ": " + why).c_str());
             ++failures;
             continue;
         }
-        std::printf("%s\n", process_label(p).c_str());
+        // Read from its memory: said, with the interpreter whose layout was read.
+        const std::string from = p.contains("python") ? ", read from its memory (CPython " +
+                                                            p["python"].get<std::string>() + ")"
+                                                      : "";
+        std::printf("%s%s\n", process_label(p).c_str(), from.c_str());
         const auto& stacks = p["stacks"];
         const char* which = debugger_frames && stacks.contains("text_with_debugger")
                                 ? "text_with_debugger"

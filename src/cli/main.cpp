@@ -169,6 +169,10 @@ int main(int argc, char** argv) {
     auto* stacks_cmd =
         app.add_subcommand("stacks", "Python stacks of every thread, stopping nothing");
     stacks_cmd->add_option("pids", stack_pids, "process ids (default: all)");
+    std::vector<pid_t> read_pids;
+    stacks_cmd->add_option("-p,--pid", read_pids,
+                           "a process's stacks even without dpdb in it: read from its memory "
+                           "where it carries no agent (DPDB_STACKS=memory: always)");
     stacks_cmd->add_flag("--all", stacks_all, "every process (the default)");
     stacks_cmd->add_flag("--json", stacks_json, "machine-readable output");
     bool debugger_frames = false;
@@ -243,7 +247,8 @@ int main(int argc, char** argv) {
         if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
         if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);
         if (*stacks_cmd)
-            return dpdb::cli::stacks_command(hub, stack_pids, stacks_json, debugger_frames);
+            return dpdb::cli::stacks_command(hub, stack_pids, read_pids, stacks_json,
+                                             debugger_frames);
         if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
         if (*logs_cmd) return dpdb::cli::logs_command(hub, logs_options);
         if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);

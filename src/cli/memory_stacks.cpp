@@ -1,0 +1,126 @@
+#include "cli/memory_stacks.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attach/remote_memory.hpp"
+#include "attach/remote_stacks.hpp"
+#include "common/read_file.hpp"
+
+namespace dpdb::cli {
+namespace {
+
+// The lines of the program's source files, read as the process sees them (its root, its working
+// directory for a relative name), as a traceback in the process would show them.
+class SourceLines {
+  public:
+    explicit SourceLines(pid_t pid) : proc_("/proc/" + std::to_string(pid)) {}
+
+    std::string line(const std::string& file, int number) {
+        auto known = files_.find(file);
+        if (known == files_.end()) known = files_.emplace(file, lines_of(file)).first;
+        const auto& lines = known->second;
+        if (number < 1 || static_cast<std::size_t>(number) > lines.size()) return "";
+        const std::string& text = lines[static_cast<std::size_t>(number) - 1];
+        const auto start = text.find_first_not_of(" \t");
+        const auto end = text.find_last_not_of(" \t\r");
+        return start == std::string::npos ? "" : text.substr(start, end - start + 1);
+    }
+
+  private:
+    std::vector<std::string> lines_of(const std::string& file) const {
+        if (file.empty() || file[0] == '<') return {};
+        std::ifstream in(file[0] == '/' ? proc_ + "/root" + file : proc_ + "/cwd/" + file);
+        std::vector<std::string> lines;
+        for (std::string text; std::getline(in, text);) lines.push_back(text);
+        return lines;
+    }
+
+    std::string proc_;
+    std::map<std::string, std::vector<std::string>> files_;
+};
+
+wire::Json argv_of(pid_t pid) {
+    const std::string all = read_whole_file("/proc/" + std::to_string(pid) + "/cmdline");
+    wire::Json argv = wire::Json::array();
+    std::size_t start = 0;
+    while (start < all.size()) {
+        auto end = all.find('\0', start);
+        if (end == std::string::npos) end = all.size();
+        argv.push_back(all.substr(start, end - start));
+        start = end + 1;
+    }
+    return argv;
+}
+
+// A thread's heading, as the agent writes it (python/dpdb/_control.py); the name is known only
+// for the main thread: the others' names live in threading's objects, which are not read.
+std::string heading(const attach::RemoteThread& thread) {
+    std::string text = "  Thread " + std::string(thread.main ? "MainThread" : "?") + " (" +
+                       std::to_string(thread.ident);
+    if (thread.native_id != 0) text += ", native " + std::to_string(thread.native_id);
+    text += ")";
+    if (thread.holds_gil) text += " [holds the GIL]";
+    return text + ", most recent call last:";
+}
+
+}  // namespace
+
+bool stacks_from_agent() {
+    const char* asked = std::getenv("DPDB_STACKS");
+    const std::string strategy = asked == nullptr || *asked == '\0' ? "agent" : asked;
+    if (strategy != "agent" && strategy != "memory") {
+        throw std::runtime_error("DPDB_STACKS=" + strategy +
+                                 " is not a way to read stacks: agent "
+                                 "or memory");
+    }
+    return strategy == "agent";
+}
+
+wire::Json memory_stacks(pid_t pid) {
+    wire::Json entry = {{"pid", pid}};
+    attach::RemoteStacks stacks;
+    try {
+        stacks = attach::read_remote_stacks(pid);
+    } catch (const attach::RemoteReadError& e) {
+        entry["error"] = e.what();
+        return entry;
+    }
+    entry["argv"] = argv_of(pid);
+    entry["python"] = stacks.version;
+    SourceLines source(pid);
+    wire::Json threads = wire::Json::array();
+    std::string text;
+    for (const auto& thread : stacks.threads) {
+        text += (text.empty() ? "" : "\n") + heading(thread);
+        wire::Json frames = wire::Json::array();
+        for (const auto& frame : thread.frames) {
+            const std::string code = source.line(frame.file, frame.line);
+            text += "\n    File \"" + frame.file + "\", line " + std::to_string(frame.line) +
+                    ", in " + frame.function;
+            if (!code.empty()) text += "\n      " + code;
+            frames.push_back({{"file", frame.file},
+                              {"line", frame.line},
+                              {"function", frame.function},
+                              {"code", code}});
+        }
+        if (!thread.complete) {
+            text += "\n    (the stack changed while it was read: the thread runs; ask again)";
+        }
+        threads.push_back(
+            {{"ident", thread.ident},
+             {"native_id", thread.native_id == 0 ? wire::Json() : wire::Json(thread.native_id)},
+             {"name", thread.main ? "MainThread" : "?"},
+             {"gil", thread.holds_gil ? wire::Json("holds the GIL") : wire::Json()},
+             {"complete", thread.complete},
+             {"frames", std::move(frames)}});
+    }
+    entry["stacks"] = {{"threads", std::move(threads)}, {"text", text}};
+    return entry;
+}
+
+}  // namespace dpdb::cli
