@@ -10,9 +10,10 @@ std::string_view content_type(std::string_view path) {
     const auto dot = path.rfind('.');
     const auto extension = dot == std::string_view::npos ? std::string_view() : path.substr(dot);
     if (extension == ".html") return "text/html; charset=utf-8";
-    if (extension == ".js") return "text/javascript; charset=utf-8";
+    if (extension == ".js" || extension == ".mjs") return "text/javascript; charset=utf-8";
     if (extension == ".css") return "text/css; charset=utf-8";
     if (extension == ".png") return "image/png";
+    if (extension == ".txt") return "text/plain; charset=utf-8";
     return "application/octet-stream";
 }
 

@@ -10,6 +10,7 @@
 #include "cli/hub_locator.hpp"
 #include "common/listen_address.hpp"
 #include "web/job_view.hpp"
+#include "web/page_requests.hpp"
 #include "web/server.hpp"
 
 namespace dpdb::cli {
@@ -23,11 +24,12 @@ constexpr std::int64_t kListingId = 1;
 class HubFeed {
   public:
     HubFeed(asio::io_context& context, wire::Channel& channel, web::JobView& view,
-            web::Server& server)
+            web::PageRequests& requests, web::Server& server)
         : context_(context),
           readable_(context, channel.fd()),
           channel_(channel),
           view_(view),
+          requests_(requests),
           server_(server) {}
     // The descriptor is the channel's: it closes it.
     ~HubFeed() { readable_.release(); }
@@ -47,6 +49,7 @@ class HubFeed {
         try {
             // With TLS a record may hold several messages: all of them before waiting again.
             while (auto message = channel_.receive(0)) {
+                if (requests_.from_hub(*message)) continue;
                 if (auto update = view_.apply(*message)) server_.broadcast(update->dump());
             }
         } catch (const std::exception& error) {
@@ -62,6 +65,7 @@ class HubFeed {
     asio::posix::stream_descriptor readable_;
     wire::Channel& channel_;
     web::JobView& view_;
+    web::PageRequests& requests_;
     web::Server& server_;
     int status_ = 0;
 };
@@ -89,8 +93,28 @@ int web_command(const std::string& hub, const std::string& listen) {
 
     asio::io_context context(1);
     web::JobView view(kListingId);
-    web::Server server(context, address, [&view] { return view.snapshot().dump(); });
-    HubFeed feed(context, channel, view, server);
+    // The server is made after the requests it hands pages' messages to, and tells every page
+    // through them: it is reached by pointer once it exists.
+    web::Server* pages = nullptr;
+    web::PageRequests requests(
+        view,
+        [&channel](const wire::Message& message) {
+            try {
+                channel.send(message);
+            } catch (const std::exception&) {
+                // The hub went away: its feed says so and ends dpdb web.
+            }
+        },
+        [&pages](const std::string& text) {
+            if (pages != nullptr) pages->broadcast(text);
+        });
+    web::Server server(context, address,
+                       {[&view] { return view.snapshot().dump(); },
+                        [&requests](const std::shared_ptr<web::PageSocket>& page,
+                                    const std::string& text) { requests.from_page(page, text); },
+                        [&requests](const web::PageSocket* page) { requests.page_closed(page); }});
+    pages = &server;
+    HubFeed feed(context, channel, view, requests, server);
     feed.wait();
     asio::signal_set stop(context, SIGINT, SIGTERM);
     stop.async_wait([&context](const boost::system::error_code&, int) { context.stop(); });

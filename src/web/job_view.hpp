@@ -21,6 +21,11 @@ class JobView {
 
     // {"t": "snapshot", processes, sessions, exited}: the whole job, for a page that connects.
     wire::Json snapshot() const;
+    // A paused session as the hub last described it; nullptr if it is not open.
+    const wire::Json* session(std::int64_t sid) const {
+        const auto it = sessions_.find(sid);
+        return it == sessions_.end() ? nullptr : &it->second;
+    }
 
   private:
     void process_seen(const wire::Json& process);

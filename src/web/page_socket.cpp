@@ -1,5 +1,6 @@
 #include "web/page_socket.hpp"
 
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/websocket.hpp>
 #include <cstdio>
 
@@ -9,22 +10,22 @@ namespace {
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
-// What the page may send in one message (it sends nothing yet), and how much may wait for a page
-// that does not read: past that it is closed, and reloading it starts from a fresh snapshot.
+// What the page may send in one message (a console's line, a breakpoint), and how much may wait for
+// a page that does not read: past that it is closed, and reloading it starts from a fresh snapshot.
 constexpr std::size_t kMaxIncoming = std::size_t{64} * 1024;
 constexpr std::size_t kMaxQueuedBytes = std::size_t{64} * 1024 * 1024;
 
 }  // namespace
 
-void PageSocket::accept(const Request& request, std::string first,
+void PageSocket::accept(const Request& request,
                         std::function<void(std::shared_ptr<PageSocket>)> opened) {
     beast::get_lowest_layer(socket_).expires_never();
     socket_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     socket_.read_message_max(kMaxIncoming);
-    socket_.async_accept(request, [self = shared_from_this(), first = std::move(first),
+    socket_.async_accept(request, [self = shared_from_this(),
                                    opened = std::move(opened)](beast::error_code error) mutable {
         if (error) return self->close();
-        self->send(std::make_shared<const std::string>(std::move(first)));
+        self->send(std::make_shared<const std::string>(self->handlers_->snapshot()));
         opened(self);
         self->read_next();
     });
@@ -34,8 +35,10 @@ void PageSocket::read_next() {
     socket_.async_read(incoming_,
                        [self = shared_from_this()](beast::error_code error, std::size_t) {
                            if (error) return self->close();
+                           const auto text = beast::buffers_to_string(self->incoming_.data());
                            self->incoming_.clear();
-                           self->read_next();
+                           self->handlers_->message(self, text);
+                           if (!self->closed_) self->read_next();
                        });
 }
 
@@ -70,6 +73,7 @@ void PageSocket::close() {
     if (closed_) return;
     closed_ = true;
     queue_.clear();
+    handlers_->closed(this);
     beast::error_code ignored;
     beast::get_lowest_layer(socket_).socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both,
                                                        ignored);

@@ -1,5 +1,5 @@
-// One page's WebSocket: the job's snapshot, then every update, in order; what the page sends is
-// read (for the close handshake) and otherwise ignored.
+// One page's WebSocket: the job's snapshot, then every update, in order; what the page sends
+// (a console's line, a breakpoint to set: web/page_requests) is handed on as it comes.
 #pragma once
 
 #include <boost/beast/core/tcp_stream.hpp>
@@ -13,15 +13,25 @@
 
 namespace dpdb::web {
 
+class PageSocket;
+
+// What the server does with its pages, the same for all of them.
+struct PageHandlers {
+    std::function<std::string()> snapshot;  // the first thing a page is sent
+    std::function<void(const std::shared_ptr<PageSocket>&, const std::string&)> message;
+    std::function<void(const PageSocket*)> closed;
+};
+
 class PageSocket : public std::enable_shared_from_this<PageSocket> {
   public:
     using Request = boost::beast::http::request<boost::beast::http::empty_body>;
 
-    explicit PageSocket(boost::beast::tcp_stream stream) : socket_(std::move(stream)) {}
+    PageSocket(boost::beast::tcp_stream stream, std::shared_ptr<const PageHandlers> handlers)
+        : socket_(std::move(stream)), handlers_(std::move(handlers)) {}
 
-    // Answers the upgrade; once done, sends `first` and calls `opened` (where updates start).
-    void accept(const Request& request, std::string first,
-                std::function<void(std::shared_ptr<PageSocket>)> opened);
+    // Answers the upgrade; once done, sends the snapshot and calls `opened` (where updates
+    // start).
+    void accept(const Request& request, std::function<void(std::shared_ptr<PageSocket>)> opened);
     // Queues a message; a page that falls too far behind is closed rather than buffered for.
     void send(std::shared_ptr<const std::string> text);
     bool closed() const { return closed_; }
@@ -32,6 +42,7 @@ class PageSocket : public std::enable_shared_from_this<PageSocket> {
     void close();
 
     boost::beast::websocket::stream<boost::beast::tcp_stream> socket_;
+    std::shared_ptr<const PageHandlers> handlers_;
     boost::beast::flat_buffer incoming_;
     std::deque<std::shared_ptr<const std::string>> queue_;
     std::size_t queued_bytes_ = 0;

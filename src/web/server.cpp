@@ -33,11 +33,11 @@ constexpr const char* kContentSecurityPolicy =
 }  // namespace
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
-    State(asio::io_context& context, std::function<std::string()> snapshot)
-        : acceptor(context), snapshot(std::move(snapshot)) {}
+    State(asio::io_context& context, PageHandlers handlers)
+        : acceptor(context), handlers(std::make_shared<const PageHandlers>(std::move(handlers))) {}
 
     tcp::acceptor acceptor;
-    std::function<std::string()> snapshot;
+    std::shared_ptr<const PageHandlers> handlers;
     std::unique_ptr<Access> access;
     std::string host;  // HOST:PORT, what the Host header must say
     std::vector<std::weak_ptr<PageSocket>> pages;
@@ -147,12 +147,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
             return reply(answer(request, http::status::bad_request,
                                 "dpdb web: a WebSocket upgrade wanted\n"));
         }
-        auto page = std::make_shared<PageSocket>(std::move(stream_));
+        auto page = std::make_shared<PageSocket>(std::move(stream_), state_->handlers);
         std::weak_ptr<Server::State> weak = state_;
-        page->accept(request, state_->snapshot(),
-                     [weak](const std::shared_ptr<PageSocket>& opened) {
-                         if (auto state = weak.lock()) state->pages.push_back(opened);
-                     });
+        page->accept(request, [weak](const std::shared_ptr<PageSocket>& opened) {
+            if (auto state = weak.lock()) state->pages.push_back(opened);
+        });
     }
 
     void reply(Response response) {
@@ -194,9 +193,8 @@ void Server::State::serve(tcp::socket socket) {
     std::make_shared<HttpConnection>(std::move(socket), shared_from_this())->read_next();
 }
 
-Server::Server(asio::io_context& context, const ListenAddress& listen,
-               std::function<std::string()> snapshot)
-    : state_(std::make_shared<State>(context, std::move(snapshot))) {
+Server::Server(asio::io_context& context, const ListenAddress& listen, PageHandlers handlers)
+    : state_(std::make_shared<State>(context, std::move(handlers))) {
     beast::error_code error;
     const auto address = asio::ip::make_address(listen.host, error);
     tcp::endpoint endpoint(address, static_cast<unsigned short>(listen.port));

@@ -3,20 +3,19 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/listen_address.hpp"
+#include "web/page_socket.hpp"
 
 namespace dpdb::web {
 
 class Server {
   public:
-    // Listens at once (throws std::runtime_error with a one-line reason). `snapshot` is what a
-    // page that connects is sent first.
-    Server(boost::asio::io_context& context, const ListenAddress& listen,
-           std::function<std::string()> snapshot);
+    // Listens at once (throws std::runtime_error with a one-line reason); `handlers` say what a
+    // page is sent first and what becomes of what it sends.
+    Server(boost::asio::io_context& context, const ListenAddress& listen, PageHandlers handlers);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

@@ -109,6 +109,93 @@ def test_the_tree_is_pushed_live_and_what_peers_sent_is_text(dpdb, browser):
     web.terminate(force=True)
 
 
+def attach_from_another_socket(page, sid):
+    """What a page's WebSocket is told when it asks to attach to `sid` (the page's own button
+    is disabled for a held session: this asks dpdb web itself)."""
+    return page.evaluate("""(sid) => new Promise((resolve) => {
+        const ws = new WebSocket("ws://" + location.host + "/ws");
+        ws.onopen = () => ws.send(JSON.stringify({t: "attach", sid, cols: 80}));
+        ws.onmessage = (event) => {
+            const message = JSON.parse(event.data);
+            if (message.t !== "snapshot" && message.t !== "event") {
+                ws.close();
+                resolve(message);
+            }
+        };
+    })""", sid)
+
+
+def test_a_console_breakpoints_and_stacks_from_the_page(dpdb, browser):
+    from playwright.sync_api import expect
+
+    run, stop_file = start_job(dpdb)
+    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    session = dpdb.ls()["sessions"][0]
+    sid, worker = session["sid"], session["pid"]
+    web, url, _, _ = start_web(dpdb)
+    page = browser.new_page(viewport={"width": 1400, "height": 700})
+    page.set_default_timeout(TIMEOUT * 1000)
+    page.goto(url)
+
+    # dpdb run's terminal holds the session: shown so, and not taken from it.
+    thread = page.locator('.thread[data-sid="%d"]' % sid)
+    expect(thread).to_have_attribute("data-held", "elsewhere")
+    expect(thread.locator("button.open-console")).to_be_disabled()
+    refused = attach_from_another_socket(page, sid)
+    assert refused["t"] == "error" and "held by another client" in refused["message"], refused
+    run.sendline("p 6 * 7")
+    run.expect("42")
+    run.expect(PROMPT)
+
+    # Global breakpoints: a logpoint set from the page, where it is armed, then cleared.
+    wait_line = line_of(JOB, "os.access(stop_file")
+    panel = page.locator("#breakpoints")
+    panel.locator('input[name="spec"]').fill("web_job.py:%d" % wait_line)
+    panel.locator('input[name="log"]').fill("waiting {index}")
+    panel.locator('button[type="submit"]').click()
+    row = panel.locator("tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator(".standing")).to_have_text(re.compile(r"^armed in [1-4] of 4"))
+    listed = dpdb.run("dpdb", "break", "--list")
+    assert "web_job.py:%d" % wait_line in listed.stdout and "waiting {index}" in listed.stdout
+    row.locator("button.clear").click()
+    expect(row).to_have_count(0)
+    assert "no global breakpoints" in dpdb.run("dpdb", "break", "--list").stdout
+
+    # The job's stacks: the two waiting workers stand in the same place, shown once.
+    stacks = page.locator("#stacks")
+    stacks.locator("button").click()
+    expect(stacks.locator("pre")).to_contain_text(re.compile(r"^2 processes, pids \d+,\d+$", re.M))
+    expect(stacks.locator("pre")).to_contain_text("web_job.py")
+
+    # The terminal lets go (Ctrl-D); the page's console takes the session: the same prompt.
+    run.sendcontrol("d")
+    run.expect("detached from session %d" % sid)
+    expect(thread).to_have_attribute("data-held", "no")
+    thread.locator("button.open-console").click()
+    console = page.locator('.console[data-sid="%d"]' % sid)
+    rows = console.locator(".xterm-rows")
+    expect(rows).to_contain_text("(Pdb)")
+    expect(thread).to_have_attribute("data-held", "here")
+    console.locator(".xterm").click()
+    page.keyboard.type("p index + 41")
+    page.keyboard.press("Enter")
+    expect(rows).to_contain_text("42")
+    if SCREENSHOTS:
+        page.screenshot(path=os.path.join(SCREENSHOTS, "web-console.png"))
+    page.keyboard.type("c")
+    page.keyboard.press("Enter")
+    expect(page.locator('.process[data-pid="%d"]' % worker)).to_have_attribute(
+        "data-state", "running")
+    expect(console.locator(".console-status")).to_have_text(
+        re.compile(r"session %d (continued|closed)" % sid))
+
+    open(stop_file, "w").close()
+    finish(run)
+    page.close()
+    web.terminate(force=True)
+
+
 def request(port, path, headers=None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     connection.request("GET", path, headers=dict({"Host": "127.0.0.1:%d" % port},
@@ -157,10 +244,12 @@ def test_only_the_token_holder_from_the_page_itself(dpdb):
     assert response.status == 403  # one-time: a second browser gets nothing from it
 
     response, body = request(port, "/", {"Cookie": cookie})
-    assert response.status == 200 and '<script src="/app.js"' in body
+    assert response.status == 200 and '<script type="module" src="/app.js"' in body
     policy = response.getheader("Content-Security-Policy")
     assert "script-src 'self'" in policy and "unsafe" not in policy
     assert response.getheader("X-Content-Type-Options") == "nosniff"
+    response, body = request(port, "/xterm-LICENSE.txt", {"Cookie": cookie})
+    assert response.status == 200 and "xterm.js authors" in body  # shipped with its licence
 
     origin = "http://127.0.0.1:%d" % port
     assert upgrade(port, cookie, "http://evil.example").startswith("HTTP/1.1 403")

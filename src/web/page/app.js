@@ -1,9 +1,37 @@
-// dpdb web's page: the job pushed over one WebSocket, drawn as host → process → thread.
+// dpdb web's page: the job pushed over one WebSocket, drawn as host → process → thread, with a
+// console per paused session, the global breakpoints and the job's stacks.
 // Everything a peer sent (argv, tags, names, file names) goes into the page as text only.
-"use strict";
+import { Breakpoints } from "/breakpoints.js";
+import { Consoles } from "/consoles.js";
+import { Stacks } from "/stacks.js";
 
 const job = { processes: new Map(), sessions: new Map(), exited: new Map() };
 let drawPending = false;
+let socket = null;
+let consoles = null;
+const asked = new Map();  // request id -> its promise's resolve
+let lastAsked = 0;
+
+function send(message) {
+  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+// A request answered by one result (ok, message, data); a closed link answers it failed.
+function ask(type, fields) {
+  lastAsked += 1;
+  const id = lastAsked;
+  return new Promise((resolve) => {
+    asked.set(id, resolve);
+    send(Object.assign({ t: type, id }, fields));
+  });
+}
+
+function answered(id, result) {
+  const resolve = asked.get(id);
+  if (!resolve) return;
+  asked.delete(id);
+  resolve(result);
+}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -103,6 +131,14 @@ function processNode(process, sessions, ended) {
     thread.dataset.sid = String(session.sid);
     thread.append(el("span", "thread-name", "thread " + (session.thread || session.tid)));
     thread.append(el("span", "where", where(session)));
+    // A session is held by one client at a time: one held elsewhere (a terminal's `dpdb
+    // attach`) is not taken from here.
+    const mine = consoles.has(session.sid);
+    const held = session.attached && !mine;
+    thread.dataset.held = held ? "elsewhere" : mine ? "here" : "no";
+    const open = el("button", "open-console", held ? "held by another client" : "console");
+    open.disabled = held || mine;
+    thread.append(" ", open);
     node.append(thread);
   }
   return node;
@@ -158,25 +194,64 @@ function redraw() {
   requestAnimationFrame(draw);
 }
 
+function received(message) {
+  switch (message.t) {
+    case "snapshot":
+    case "event":
+      apply(message);
+      redraw();
+      break;
+    case "attached":
+    case "output":
+    case "prompt":
+    case "completions":
+    case "detached":
+      consoles.handle(message);
+      redraw();
+      break;
+    case "result":
+      answered(message.id, message);
+      break;
+    case "error":
+      if (typeof message.sid === "number") consoles.refused(message.sid, message.message);
+      if (message.id !== undefined) answered(message.id, { ok: false, message: message.message });
+      document.getElementById("said").textContent = message.message;
+      break;
+  }
+}
+
+function openConsole(event) {
+  const button = event.target.closest("button.open-console");
+  if (!button) return;
+  const session = job.sessions.get(Number(button.closest(".thread").dataset.sid));
+  if (!session) return;
+  const process = job.processes.get(session.pid) || {};
+  consoles.openFor(session, "session " + session.sid + ": pid " + session.pid + " " +
+                   (process.process_name || "") + " thread " + (session.thread || session.tid));
+  redraw();
+}
+
 function connect() {
   const link = document.getElementById("link");
-  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") +
-                               location.host + "/ws");
+  socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") +
+                         location.host + "/ws");
   socket.onopen = () => {
     link.textContent = "live";
     link.classList.remove("down");
   };
-  socket.onmessage = (event) => {
-    apply(JSON.parse(event.data));
-    redraw();
-  };
+  socket.onmessage = (event) => received(JSON.parse(event.data));
   socket.onclose = () => {
     link.textContent = "disconnected from dpdb web (reload to reconnect)";
     link.classList.add("down");
+    for (const id of [...asked.keys()]) answered(id, { ok: false, message: "disconnected" });
   };
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  document.getElementById("filter").addEventListener("input", redraw);
-  connect();
-});
+// A module runs once the document is parsed.
+consoles = new Consoles(document.getElementById("consoles"), send);
+const breakpoints = new Breakpoints(document.getElementById("breakpoints"), ask);
+new Stacks(document.getElementById("stacks"), ask);
+document.getElementById("filter").addEventListener("input", redraw);
+document.getElementById("tree").addEventListener("click", openConsole);
+connect();
+socket.addEventListener("open", () => breakpoints.refresh());
