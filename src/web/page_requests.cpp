@@ -51,8 +51,8 @@ void PageRequests::from_page(const std::shared_ptr<PageSocket>& page, const std:
     if (type == "break_add" || type == "break_clear" || type == "break_list") {
         return hub_request(page, type, std::move(fields));
     }
-    if (type == "stacks") {
-        // The whole job's, as `dpdb stacks` with no pid asks.
+    if (type == "stacks" || type == "logs") {
+        // The whole job's: every process's stacks, or the logpoint messages the hub kept.
         return hub_request(page, type,
                            {{"id", fields.value("id", Json())}, {"pids", Json::array()}});
     }

@@ -1,6 +1,7 @@
 // What a page asks of the job, passed to the hub on `dpdb web`'s one connection, and the hub's
 // answers passed back to the page that asked: a console per paused session (attach, lines,
-// completion, detach, as `dpdb attach` speaks them), global breakpoints and logpoints, stacks.
+// completion, detach, as `dpdb attach` speaks them), global breakpoints and logpoints, stacks,
+// the logpoint messages kept so far.
 #pragma once
 
 #include <cstdint>

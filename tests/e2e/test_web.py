@@ -125,7 +125,7 @@ def attach_from_another_socket(page, sid):
     })""", sid)
 
 
-def test_a_console_breakpoints_and_stacks_from_the_page(dpdb, browser):
+def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, browser):
     from playwright.sync_api import expect
 
     run, stop_file = start_job(dpdb)
@@ -156,6 +156,19 @@ def test_a_console_breakpoints_and_stacks_from_the_page(dpdb, browser):
     row = panel.locator("tbody tr")
     expect(row).to_have_count(1)
     expect(row.locator(".standing")).to_have_text(re.compile(r"^armed in [1-4] of 4"))
+    # Its messages on the timeline: a lane for each waiting worker, in the order of their times.
+    for pid, process in live_pids(dpdb).items():
+        if process.get("process_name") not in ("worker-0", "worker-2"):
+            continue
+        lane = page.locator('#timeline .lane[data-pid="%d"]' % pid)
+        said = "waiting " + process["process_name"][-1]
+        expect(lane.locator(".newest")).to_have_text(said)
+        expect(lane.locator(".mark").first).to_have_attribute("title", re.compile(": %s$" % said))
+        times = [float(t) for t in lane.locator(".mark").evaluate_all(
+            "marks => marks.map((mark) => mark.dataset.time)")]
+        assert times == sorted(times), times
+    if SCREENSHOTS:
+        page.locator("#timeline").screenshot(path=os.path.join(SCREENSHOTS, "web-timeline.png"))
     listed = dpdb.run("dpdb", "break", "--list")
     assert "web_job.py:%d" % wait_line in listed.stdout and "waiting {index}" in listed.stdout
     row.locator("button.clear").click()

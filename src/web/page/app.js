@@ -4,11 +4,13 @@
 import { Breakpoints } from "/breakpoints.js";
 import { Consoles } from "/consoles.js";
 import { Stacks } from "/stacks.js";
+import { Timeline } from "/timeline.js";
 
 const job = { processes: new Map(), sessions: new Map(), exited: new Map() };
 let drawPending = false;
 let socket = null;
 let consoles = null;
+let timeline = null;
 const asked = new Map();  // request id -> its promise's resolve
 let lastAsked = 0;
 
@@ -198,6 +200,7 @@ function received(message) {
   switch (message.t) {
     case "snapshot":
     case "event":
+      if (message.kind === "log") timeline.add([message.data]);
       apply(message);
       redraw();
       break;
@@ -251,7 +254,11 @@ function connect() {
 consoles = new Consoles(document.getElementById("consoles"), send);
 const breakpoints = new Breakpoints(document.getElementById("breakpoints"), ask);
 new Stacks(document.getElementById("stacks"), ask);
+timeline = new Timeline(document.getElementById("timeline"), ask);
 document.getElementById("filter").addEventListener("input", redraw);
 document.getElementById("tree").addEventListener("click", openConsole);
 connect();
-socket.addEventListener("open", () => breakpoints.refresh());
+socket.addEventListener("open", () => {
+  breakpoints.refresh();
+  timeline.load();
+});
