@@ -31,6 +31,7 @@ class SessionConsole {
     this.history = [];
     this.back = 0;  // how far back in history the line came from
     this.completionId = 0;
+    this.completing = null;  // the line a completion was asked for
     this.node = document.createElement("section");
     this.node.className = "console";
     this.node.dataset.sid = String(sid);
@@ -168,6 +169,7 @@ class SessionConsole {
     let begin = this.line.length;
     while (begin > 0 && !WORD_BREAKS.includes(this.line[begin - 1])) begin -= 1;
     this.completionId += 1;
+    this.completing = this.line;
     this.send({ t: "complete", sid: this.sid, id: this.completionId,
                 text: this.line.slice(begin), line: this.line, begidx: begin,
                 endidx: this.line.length });
@@ -175,7 +177,8 @@ class SessionConsole {
 
   completed(matches) {
     const words = (Array.isArray(matches) ? matches : []).filter((m) => typeof m === "string");
-    if (!words.length || this.prompt === null) return;
+    // Typed on meanwhile: the answer is for another line.
+    if (!words.length || this.prompt === null || this.line !== this.completing) return;
     let begin = this.line.length;
     while (begin > 0 && !WORD_BREAKS.includes(this.line[begin - 1])) begin -= 1;
     const prefix = commonPrefix(words);
