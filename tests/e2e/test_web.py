@@ -197,6 +197,10 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
     page.keyboard.type(" + 41")
     page.keyboard.press("Enter")
     expect(rows).to_contain_text("42")
+    # What the session prints is text: an escape sequence in it is spelled out, not obeyed.
+    page.keyboard.type('!raise Exception("\\x1b[2Jboom")')
+    page.keyboard.press("Enter")
+    expect(rows).to_contain_text(re.compile(r"Exception: \\x1b\[2Jboom"))
     if SCREENSHOTS:
         page.screenshot(path=os.path.join(SCREENSHOTS, "web-console.png"))
     page.keyboard.type("c")
