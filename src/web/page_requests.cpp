@@ -106,7 +106,7 @@ void PageRequests::hub_request(const std::shared_ptr<PageSocket>& page, const st
                            {"message", std::string("dpdb web: ") + error.what()},
                            {"id", page_id}});
     }
-    pending_[id] = {page, type, std::move(page_id), Json()};
+    pending_[id] = {page, {{"page_id", std::move(page_id)}, {"stacks", type == "stacks"}}};
     to_hub_(message);
 }
 
@@ -146,18 +146,18 @@ bool PageRequests::from_hub(const wire::Message& message) {
     if (type != "result") return false;
     const auto it = pending_.find(message.num("id"));
     if (it == pending_.end()) return true;
-    auto& pending = it->second;
-    if (message.has("data")) join(pending.data, message["data"]);
+    auto& [asker, answer] = it->second;
+    if (message.has("data")) join(answer["data"], message["data"]);
     if (message.has("more")) return true;
     Json body = message.body;
-    body["id"] = pending.page_id;
-    body["data"] = std::move(pending.data);
-    if (pending.type == "stacks" && body["data"].contains("processes")) {
+    body["id"] = answer["page_id"];
+    body["data"] = std::move(answer["data"]);
+    if (answer["stacks"].get<bool>() && body["data"].contains("processes")) {
         // The same places once, with how many processes stand there (as `dpdb stacks` shows a
         // large job).
         body["data"]["grouped"] = cli::grouped_stacks(body["data"]["processes"]);
     }
-    tell(pending.page.lock(), body);
+    tell(asker.lock(), body);
     pending_.erase(it);
     return true;
 }

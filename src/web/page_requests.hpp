@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "web/job_view.hpp"
 #include "wire/message.hpp"
@@ -39,13 +40,10 @@ class PageRequests {
                      wire::Json fields);
     void to_holder(std::int64_t sid, const wire::Json& body);
 
-    // An answer from the hub, as pages of one id: the page's own id goes back with it.
-    struct Pending {
-        std::weak_ptr<PageSocket> page;
-        std::string type;
-        wire::Json page_id;
-        wire::Json data;  // the pages so far, their arrays joined
-    };
+    // A request the hub has not answered in full: who asked, and {"page_id": the page's own id,
+    // "stacks": whether it is for stacks (grouped too), "data": the answer's pages so far, their
+    // arrays joined}.
+    using Pending = std::pair<std::weak_ptr<PageSocket>, wire::Json>;
 
     const JobView& view_;
     std::function<void(const wire::Message&)> to_hub_;
