@@ -110,8 +110,8 @@ def test_the_tree_is_pushed_live_and_what_peers_sent_is_text(dpdb, browser):
 
 
 def attach_from_another_socket(page, sid):
-    """What a page's WebSocket is told when it asks to attach to `sid` (the page's own button
-    is disabled for a held session: this asks dpdb web itself)."""
+    """What another page's WebSocket is told when it asks to attach to `sid` (the page's own
+    button is disabled for a held session: this asks dpdb web itself); that page then closes."""
     return page.evaluate("""(sid) => new Promise((resolve) => {
         const ws = new WebSocket("ws://" + location.host + "/ws");
         ws.onopen = () => ws.send(JSON.stringify({t: "attach", sid, cols: 80}));
@@ -184,6 +184,11 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
     # The terminal lets go (Ctrl-D); the page's console takes the session: the same prompt.
     run.sendcontrol("d")
     run.expect("detached from session %d" % sid)
+    expect(thread).to_have_attribute("data-held", "no")
+    # A page that holds a session and goes away lets it go, still paused.
+    assert attach_from_another_socket(page, sid)["t"] == "attached"
+    wait_until(lambda: not dpdb.ls()["sessions"][0]["attached"],
+               "the session let go when the page that held it closed")
     expect(thread).to_have_attribute("data-held", "no")
     thread.locator("button.open-console").click()
     console = page.locator('.console[data-sid="%d"]' % sid)
