@@ -12,7 +12,8 @@ import sys
 import threading
 import traceback
 
-from dpdb import _agent, _console, _debugger, _identity, _on_import, _pause, frameworks
+from dpdb import (_agent, _console, _debugger, _identity, _on_import, _pause, _program_output,
+                  frameworks)
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -133,6 +134,8 @@ class _Control:
                         _agent.send_process("released", "{}")
                 elif kind == "debug":
                     _debugger.resume_debugging()
+                elif kind == "copy_output":
+                    _program_output.copy(message.get("on") is True)
                 elif kind == "terminate":
                     # An IDE's terminate: the job ends as under a supervisor, by SIGTERM, once
                     # no thread is held paused (a paused main thread would keep the signal).

@@ -523,7 +523,8 @@ void Link::dispatch(const wire::Message& message) {
         changed_.notify_all();
     }
     if (type == "breakpoints" || type == "stacks_request" || type == "pause" ||
-        type == "interrupt" || type == "release" || type == "debug" || type == "terminate") {
+        type == "interrupt" || type == "release" || type == "debug" || type == "terminate" ||
+        type == "copy_output") {
         wire::Json body = message.body;
         // Seen now, from this thread, before the control thread takes the GIL to answer.
         if (type == "stacks_request") body["gil"] = take_gil_snapshot().unresolved_json();

@@ -194,7 +194,8 @@ void Adapter::attach(const Json& request) {
     auto channel = std::make_unique<wire::Channel>();
     cli::connect_client(*channel, targets.front());
     channel_ = std::move(channel);
-    channel_->send(wire::make("subscribe"));
+    // The programs' stdout and stderr come as events too (hub/program_output.cpp).
+    channel_->send(wire::make("subscribe", {{"program_output", true}}));
     list_id_ = next_id_++;
     channel_->send(wire::make("list", {{"id", list_id_}}));
     // Answered once the job is known (the listing's last page): a threads request right after

@@ -135,6 +135,12 @@ void Adapter::on_event(const std::string& kind, const Json& data) {
         send_event("output", {{"category", "console"}, {"output", text(data, "text") + "\n"}});
         return;
     }
+    if (kind == "program_output") {
+        // A process's output is its own session's, in the job's only without child sessions.
+        if (!shown_here(number(data, "pid", -1)) || job_session_) return;
+        send_event("output", {{"category", text(data, "stream")}, {"output", text(data, "text")}});
+        return;
+    }
     if (kind == "session_close") return session_gone(number(data, "sid"), text(data, "reason"));
     if (kind == "process_exit") process_gone(data);
 }

@@ -154,6 +154,9 @@ void HubImpl::handshake(const ConnectionPtr& peer, const Message& hello) {
               {"hub",
                {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
     if (peer->role == Role::Agent) {
+        // Before the breakpoints, which the program waits for at start-up: its first line of
+        // output is copied too.
+        greet_agent_program_output(peer);
         peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
         const bool back = came_back(peer, proc);
         registry_.add_process(peer->id(), std::move(proc));
@@ -187,6 +190,7 @@ void HubImpl::on_close(const ConnectionPtr& peer, const std::string& reason) {
     }
     subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                        subscribers_.end());
+    unwatch_program_output(peer->id());
     if (peer->role == Role::Agent) {
         const Process* process = registry_.process(peer->id());
         // Its link was cut: what closed is the connection, not the process, which may come

@@ -35,6 +35,7 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     }
     if (type == "stacks_reply") return stacks_answered(agent->id(), message);
     if (type == "log_lines") return logs_arrived(*process, message);
+    if (type == "program_output") return program_output_arrived(*process, message);
     if (type == "exiting") {
         process->ending = {{"status", message.num("status")}};
         return;

@@ -24,6 +24,7 @@ void HubImpl::from_client(const ConnectionPtr& client, const Message& message) {
             subscribers_.end()) {
             subscribers_.push_back(client->id());
         }
+        if (message.body.value("program_output", false)) watch_program_output(client);
         return;
     }
     if (type == "attach") return attach(client, message);

@@ -152,6 +152,14 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void logs_request(const ConnectionPtr& client, const Message& message);
 
+    // --- the programs' output, for the clients that watch it (hub/program_output.cpp) ------------
+
+    void watch_program_output(const ConnectionPtr& client);
+    void unwatch_program_output(std::uint64_t client);
+    void tell_agents_program_output(bool on);
+    void greet_agent_program_output(const ConnectionPtr& agent);
+    void program_output_arrived(const Process& process, const Message& message);
+
     // --- both ---------------------------------------------------------------------------------
 
     void protocol_violation(const ConnectionPtr& peer, const std::string& what);
@@ -193,6 +201,7 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;
+    std::vector<std::uint64_t> output_watchers_;  // subscribed with program_output: true
     StacksRequests stacks_requests_;
     std::uint64_t next_connection_id_ = 1;
     asio::steady_timer liveness_timer_;

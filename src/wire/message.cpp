@@ -58,6 +58,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Logpoint messages, queued in the process and sent in batches: [{time, thread, tid, bp,
         // text, dropped?}]; the hub adds who sent them (pid, host, tags) and keeps them.
         {"log_lines", {{"lines", Kind::Array}}},
+        // What the program wrote to sys.stdout or sys.stderr ("stream"), while told to copy it.
+        {"program_output", {{"stream", Kind::String}, {"text", Kind::String}}},
         // Console traffic, both ways. Between hub and client "sid" is the hub's session id.
         {"output", {{"sid", Kind::Int}, {"text", Kind::String}}},
         // A nested prompt (interact, commands, input()) takes Ctrl-D as end of input; at pdb's
@@ -98,12 +100,16 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"debug", {}},
         // Release it, then SIGTERM (an IDE's terminate request).
         {"terminate", {}},
+        // Copy the program's output to the hub ("program_output"), or stop: on while a client
+        // watches it.
+        {"copy_output", {{"on", Kind::Bool}}},
         // Client -> hub.
         // Answered by one or more "listing" pages; sessions_only leaves the processes out.
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
         // Answered by one "summary": the job grouped by host, tags and state (hub/summary.hpp).
         {"summarize", {{"id", Kind::Int}}},
-        {"subscribe", {}},
+        // Every event; with program_output, the programs' output as events too.
+        {"subscribe", {{"program_output", Kind::Bool, false}}},
         // Requests answered by a "result" with the same id.
         // With "log", a logpoint: the message is sent instead of stopping; "ignore": the hits
         // passed before it stops.

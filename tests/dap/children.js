@@ -6,7 +6,9 @@
 // Each child session follows nvim-dap's default (auto_continue_if_many_stopped): a thread that
 // stops while another thread of its session has the focus is continued at once. With one session
 // per process none of the workers' stops may be lost that way: the three stay stopped until each
-// is resumed on its own, and the job then ends.
+// is resumed on its own, and the job then ends. What each process writes after its session is up
+// comes as `output` events of its own session, stdout and stderr apart, and nothing of dpdb's own
+// in them.
 // Environment: DPDB, DPDB_HUB, PROGRAM (dap_pool.py), LINE_TASK, JUST_MY_CODE; PORT/HOST as for
 // drive.js.
 // Prints one JSON line of what it saw; exits non-zero, saying why, on any failed expectation.
@@ -42,11 +44,13 @@ class Child {
     this.stops = [];
     this.autoContinued = [];
     this.focus = null;
+    this.outputs = [];
   }
 
   async start() {
     this.dc = await connect(this.configuration);
     this.ended = this.dc.waitForEvent('terminated', 4 * TIMEOUT);
+    this.dc.on('output', (event) => this.outputs.push(event.body));
     this.dc.on('stopped', (event) => {
       const threadId = event.body.threadId;
       this.stops.push(threadId);
@@ -72,7 +76,9 @@ async function main() {
   const threeStopped = new Promise((resolve) => { allStopped = resolve; });
   const onStop = () => { stoppedSessions += 1; if (stoppedSessions === 3) allStopped(); };
   const attach = { name: 'dpdb', type: 'python', request: 'attach', ...(JUST_MY_CODE ? {} : { justMyCode: false }) };
+  const jobOutputs = [];
   const dc = await connect(attach, async (dc, init) => {
+    dc.on('output', (event) => jobOutputs.push(event.body));
     assert.ok(init.body.supportsConfigurationDoneRequest);
     // Reverse requests: DebugClient drops them (they are no response of its own), so they are
     // taken before it sees them.
@@ -152,6 +158,22 @@ async function main() {
   await Promise.all(children.map((child) => child.ended));
   assert.strictEqual((await jobExited).body.exitCode, 0);
   await jobEnded;
+  // The program's output, in each process's own session: what a worker printed after its stop
+  // (stdout) and wrote to stderr, and the main process's results; dpdb's own words in neither.
+  const written = (child, category) => child.outputs
+    .filter((output) => output.category === category).map((output) => output.output).join('');
+  for (const worker of workers) {
+    const pid = worker.configuration.pid;
+    assert.match(written(worker, 'stdout'), new RegExp(`^dap_pool worker ${pid} square \\d\n$`),
+      JSON.stringify(worker.outputs));
+    assert.strictEqual(written(worker, 'stderr'), `dap_pool worker ${pid} stderr\n`,
+      JSON.stringify(worker.outputs));
+  }
+  const main = children.find((child) => !workers.includes(child));
+  assert.match(written(main, 'stdout'), /dap_pool results \[0, 1, 4\]\n$/, JSON.stringify(main.outputs));
+  for (const child of children) assert.doesNotMatch(written(child, 'stdout'), /dpdb|^> |--Return--/m);
+  // The job's session shows no process's output: each is its own session's.
+  assert.deepStrictEqual(jobOutputs.filter((output) => output.category === 'stdout' || output.category === 'stderr'), []);
   seen.autoContinued = workers.reduce((count, worker) => count + worker.autoContinued.length, 0);
   seen.stops = workers.map((worker) => worker.stops.length);
   for (const child of children) await child.dc.disconnectRequest({}).catch(() => {});

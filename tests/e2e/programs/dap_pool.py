@@ -2,10 +2,14 @@
 
 import multiprocessing
 import os
+import sys
 
 
 def work(n):
     square = n * n  # dap_pool: a worker's task
+    # What the IDE shows as the program's output, each stream as its own category.
+    print("dap_pool worker %d square %d" % (os.getpid(), square))
+    sys.stderr.write("dap_pool worker %d stderr\n" % os.getpid())
     return square
 
 
