@@ -67,12 +67,12 @@ void Connection::read_more() {
 }
 
 void Connection::send(const wire::Message& message) {
-    if (closed_) return;
+    if (closed_ || !write_failure_.empty()) return;
     send_encoded(wire::encode(message), message.type);
 }
 
 void Connection::send_encoded(std::string payload, const std::string& type) {
-    if (closed_) return;
+    if (closed_ || !write_failure_.empty()) return;
     std::string bytes;
     try {
         bytes = wire::encode_frame(payload);
@@ -102,12 +102,7 @@ void Connection::write_next() {
     stream_->async_write(asio::buffer(write_queue_.front()),
                          [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
                              if (self->finished_) return;
-                             if (ec) {
-                                 self->write_queue_.clear();
-                                 self->close(ec.message());
-                                 if (self->closed_) self->finish();
-                                 return;
-                             }
+                             if (ec) return self->write_failed(ec.message());
                              self->queued_bytes_ -= self->write_queue_.front().size();
                              self->write_queue_.pop_front();
                              if (self->queued_bytes_ < kDrainedBytes) self->run_drained();
@@ -117,6 +112,22 @@ void Connection::write_next() {
                                  self->finish();
                              }
                          });
+}
+
+// The peer can no longer be written to (it exited, or shut its end): what it sent before that
+// is still read and handled, in order, up to its close (a client's last requests, written just
+// before it exited while the hub had an event on the way to it). One that neither closes nor
+// sends any more is dropped within the flush bound.
+void Connection::write_failed(const std::string& reason) {
+    write_queue_.clear();
+    queued_bytes_ = 0;
+    run_drained();  // whoever was held for this peer goes on without it
+    if (closed_) return finish();
+    write_failure_ = reason;
+    deadline_.expires_after(kFlushTimeout);
+    deadline_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec) self->close(self->write_failure_);
+    });
 }
 
 bool Connection::congested() const {

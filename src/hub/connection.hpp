@@ -60,6 +60,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void read_more();
     void enqueue(std::string bytes);
     void write_next();
+    void write_failed(const std::string& reason);
     void finish();
     void run_drained();
 
@@ -70,7 +71,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::array<char, 8192> read_buffer_{};
     std::deque<std::string> write_queue_;
     std::size_t queued_bytes_ = 0;
-    // First the handshake deadline, then the bound on flushing at close.
+    // First the handshake deadline, then the bound on flushing at close (or on reading on after a
+    // failed write).
     asio::steady_timer deadline_;
     Handler on_message_;
     Closer on_close_;
@@ -78,9 +80,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool handshake_done_ = false;
     std::vector<std::function<void()>> on_drained_;
     bool reading_held_ = false;
-    bool read_idle_ = false;  // held with no read in flight: resume_reading must start one
-    bool closed_ = false;     // nothing more is read or queued
-    bool finished_ = false;   // the socket is closed and on_close_ was called
+    bool read_idle_ = false;     // held with no read in flight: resume_reading must start one
+    bool closed_ = false;        // nothing more is read or queued
+    std::string write_failure_;  // set once a write failed: nothing more is queued, reads go on
+    bool finished_ = false;      // the socket is closed and on_close_ was called
 };
 
 }  // namespace dpdb::hub
