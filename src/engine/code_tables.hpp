@@ -24,8 +24,9 @@ inline int table_varint(const unsigned char*& p, const unsigned char* end) {
     return value;
 }
 
-// The line the table leaves its reader on: where entries appended to it start from.
-inline int final_line(PyCodeObject* co) {
+// Calls visit(line) for every entry of the table that has a location, in order.
+template <class Visit>
+inline void for_each_line_entry(PyCodeObject* co, Visit visit) {
     const auto* p = reinterpret_cast<const unsigned char*>(PyBytes_AS_STRING(co->co_linetable));
     const auto* end = p + PyBytes_GET_SIZE(co->co_linetable);
     int line = co->co_firstlineno;
@@ -49,8 +50,29 @@ inline int final_line(PyCodeObject* co) {
         } else {
             p += 1;
         }
+        visit(line);
     }
+}
+
+// The line the table leaves its reader on: where entries appended to it start from.
+inline int final_line(PyCodeObject* co) {
+    int line = co->co_firstlineno;
+    for_each_line_entry(co, [&](int at) { line = at; });
     return line;
+}
+
+// Whether a line of `lines` (sorted) lies between the first and the last line of `co`, its
+// co_firstlineno included (pdb's "break function").
+template <class Lines>
+inline bool has_line_in(PyCodeObject* co, const Lines& lines) {
+    int low = co->co_firstlineno, high = co->co_firstlineno;
+    for_each_line_entry(co, [&](int at) {
+        if (at < 0) return;
+        low = std::min(low, at);
+        high = std::max(high, at);
+    });
+    const auto first = std::lower_bound(lines.begin(), lines.end(), low);
+    return first != lines.end() && *first <= high;
 }
 
 // Line delta for entries with no location.

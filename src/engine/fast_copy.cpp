@@ -24,7 +24,7 @@ struct Opcodes {
     bool backward[256] = {};  // ...counted backward
     bool refused[256] = {};   // never displaced: control flow, or state kept between instructions
     int extended_arg = -1, nop = -1, load_const = -1, to_bool = -1, pop_jump_if_false = -1;
-    int jump_forward = -1, jump_back = -1, resume = -1, for_iter = -1;
+    int jump_forward = -1, jump_back = -1, jump_backward = -1, resume = -1, for_iter = -1;
     bool loaded = false;
 };
 Opcodes g_op;
@@ -163,10 +163,11 @@ int arg_width(int arg) {
     return arg > 0xFFFF ? 3 : arg > 0xFF ? 2 : 1;
 }
 
-// A jump whose argument depends on where it ends: the argument that fits its own width.
-int backward_arg(int at, int to) {
+// A jump `op` at `at` whose argument depends on where it ends: the argument that fits its own
+// width.
+int backward_arg(int at, int to, int op = g_op.jump_back) {
     for (int width = 1; width <= 3; ++width) {
-        const int arg = at + width + g_op.caches[g_op.jump_back] - to;
+        const int arg = at + width + g_op.caches[op] - to;
         if (arg_width(arg) <= width) return arg;
     }
     return -1;
@@ -203,6 +204,82 @@ int tail_units(const FastSite& c, int guard_index) {
     return guard + branch + 2 * (span + back);
 }
 
+int jump_tail_units(int guard_index) {
+    const int guard = arg_width(guard_index) + (kPy313 ? 1 + g_op.caches[g_op.to_bool] : 0);
+    return guard + 1 + g_op.caches[g_op.pop_jump_if_false] +
+           2 * (3 + g_op.caches[g_op.jump_backward]);
+}
+
+// A loop's backward jump onto a breakpoint line (fast_copy.hpp) that can take a tail at `tail_at`:
+// its target's line event is the line's, unless the target is a line entry's site already.
+bool choose_jump(const Decoded& d, int index, const std::vector<int>& bp_lines,
+                 const std::vector<FastSite>& entries, int tail_at, FastSite& c) {
+    const Instr& in = d.instrs[index];
+    if (in.op != g_op.jump_backward || in.start < d.first_traceable || d.line_at[in.start] < 0)
+        return false;
+    const int target = in.start + in.size - in.arg;
+    if (target < d.first_traceable || target >= in.start) return false;
+    const int line = d.line_at[target];
+    if (!std::binary_search(bp_lines.begin(), bp_lines.end(), line)) return false;
+    for (const FastSite& e : entries)
+        if (e.start == target) return false;
+    // The JUMP_FORWARD that takes the jump's place must reach the tail from within its units.
+    int width = 1;
+    while (width < in.size && arg_width(tail_at - (in.start + width)) > width) ++width;
+    if (arg_width(tail_at - (in.start + width)) > width) return false;
+    c.line = line;
+    c.start = in.start;
+    c.end = target;
+    c.jump = true;
+    return true;
+}
+
+// The tail of a loop's backward jump site `c` at `tail`, its guard the constant `guard_index`;
+// fills in its slow and fast jumps. Returns the units of the guard and the slow jump (the
+// jump's line; the rest, the fast jump, is the target's), or -1 where the jumps cannot be sized.
+int jump_tail(FastSite& c, int tail, int guard_index, std::vector<CodeUnit>& t) {
+    emit(t, g_op.load_const, guard_index);
+    if (kPy313) emit(t, g_op.to_bool, 0);
+    const int branch_at = static_cast<int>(t.size());
+    const int slow = tail + branch_at + 1 + g_op.caches[g_op.pop_jump_if_false];
+    const int slow_arg = backward_arg(slow, c.end, g_op.jump_backward);
+    if (slow_arg < 0) return -1;
+    const int slow_len = arg_width(slow_arg) + g_op.caches[g_op.jump_backward];
+    emit(t, g_op.pop_jump_if_false, slow_len, 1);
+    emit(t, g_op.jump_backward, slow_arg);
+    const int fast = tail + static_cast<int>(t.size());
+    const int fast_arg = backward_arg(fast, c.end, g_op.jump_backward);
+    if (fast_arg < 0) return -1;
+    emit(t, g_op.jump_backward, fast_arg);
+    c.slow = slow;
+    c.fast = fast;
+    c.fast_end = tail + static_cast<int>(t.size());
+    return fast - tail;
+}
+
+// The guard of site `c`, made constant `guard_index` of the copy. False with an exception set.
+bool add_guard(const FastSite& c, int guard_index, PyObject* consts, FastCopy& made) {
+    PyObject* guard = new_fast_copy_guard(c);
+    if (!guard) return false;
+    PyTuple_SET_ITEM(consts, guard_index, guard);
+    made.guards.push_back(Py_NewRef(guard));
+    return true;
+}
+
+// A tail of `units` at `tail` is covered by the handler of the unit it was displaced from.
+void add_handler(const Decoded& d, int from, int tail, int units, std::string& handlers) {
+    if (const Handler* h = handler_for(d, from)) {
+        append_exception_varint(handlers, tail, true);
+        append_exception_varint(handlers, units, false);
+        append_exception_varint(handlers, h->target, false);
+        append_exception_varint(handlers, h->depth_lasti, false);
+    }
+}
+
+bool by_start(const FastSite& a, const FastSite& b) {
+    return a.start < b.start;
+}
+
 PyObject* opcode_number(PyObject* opmap, const char* name) {
     return PyDict_GetItemString(opmap, name);  // borrowed, or null
 }
@@ -234,14 +311,13 @@ FastCopy* fast_copy_derived(PyObject* code) {
         if (!found) found = new FastCopy;
         found->sites.push_back(condition_guard_site(item));
     }
-    if (found)
-        std::sort(found->sites.begin(), found->sites.end(),
-                  [](const FastSite& a, const FastSite& b) { return a.start < b.start; });
+    if (found) std::sort(found->sites.begin(), found->sites.end(), by_start);
     return found;
 }
 
 FastCopy::At FastCopy::locate(int unit, const FastSite** site) const {
     for (const FastSite& s : sites) {
+        if (s.jump) continue;
         *site = &s;
         if (unit == s.start) return At::kStart;
         if (unit == s.slow) return At::kSlow;
@@ -250,6 +326,12 @@ FastCopy::At FastCopy::locate(int unit, const FastSite** site) const {
     }
     *site = nullptr;
     return At::kNone;
+}
+
+bool FastCopy::in_fast_jump(int unit) const {
+    for (const FastSite& s : sites)
+        if (s.jump && s.fast <= unit && unit < s.fast_end) return true;
+    return false;
 }
 
 int fast_copy_init() {
@@ -293,11 +375,12 @@ int fast_copy_init() {
         g_op.pop_jump_if_false = number("POP_JUMP_IF_FALSE");
         g_op.jump_forward = number("JUMP_FORWARD");
         g_op.jump_back = number("JUMP_BACKWARD_NO_INTERRUPT");
+        g_op.jump_backward = number("JUMP_BACKWARD");
         g_op.resume = number("RESUME");
         g_op.for_iter = number("FOR_ITER");
         if (PyErr_Occurred() || g_op.extended_arg < 0 || g_op.nop < 0 || g_op.load_const < 0 ||
             (kPy313 && g_op.to_bool < 0) || g_op.pop_jump_if_false < 0 || g_op.jump_forward < 0 ||
-            g_op.jump_back < 0 || g_op.resume < 0) {
+            g_op.jump_back < 0 || g_op.jump_backward < 0 || g_op.resume < 0) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "unknown opcodes");
             rc = -1;
         }
@@ -338,6 +421,13 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
         chosen.push_back(c);
         tail_at += tail_units(c, static_cast<int>(base_consts + chosen.size()));
     }
+    const std::vector<FastSite> entries = chosen;
+    for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
+        FastSite c;
+        if (!choose_jump(d, i, bp_lines, entries, tail_at, c)) continue;
+        chosen.push_back(c);
+        tail_at += jump_tail_units(static_cast<int>(base_consts + chosen.size()));
+    }
     if (chosen.empty() && !nested) {
         Py_DECREF(raw);
         return nullptr;
@@ -357,7 +447,7 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
     for (std::size_t s = 0; ok && s < chosen.size(); ++s) {
         FastSite& c = chosen[s];
         const int tail = d.n + static_cast<int>(tails.size());
-        const int span = c.end - c.start;
+        const int span = c.jump ? d.instrs[d.index_at[c.start]].size : c.end - c.start;
         // The jump counts from its own end (NOPs pad the rest of the span).
         int width = 1;
         while (width < 3 && arg_width(tail - (c.start + width)) > width) ++width;
@@ -375,6 +465,21 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
         std::copy(jump.begin(), jump.end(), out.begin() + c.start);
         const int guard_index = static_cast<int>(base_consts + s);
         std::vector<CodeUnit> t;
+        if (c.jump) {
+            const int guard_and_slow = jump_tail(c, tail, guard_index, t);
+            if (guard_and_slow < 0 || !add_guard(c, guard_index, consts, *made)) {
+                ok = false;
+                break;
+            }
+            append_line_entries(lines, guard_and_slow, d.line_at[c.start] - line);
+            append_line_entries(lines, static_cast<int>(t.size()) - guard_and_slow,
+                                c.line - d.line_at[c.start]);
+            line = c.line;
+            add_handler(d, c.start, tail, static_cast<int>(t.size()), handlers);
+            tails.insert(tails.end(), t.begin(), t.end());
+            made->sites.push_back(c);
+            continue;
+        }
         emit(t, g_op.load_const, guard_index);
         if (kPy313) emit(t, g_op.to_bool, 0);
         // The slow replica's length decides the branch; its own jump back is sized first.
@@ -398,13 +503,10 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
         }
         c.slow = slow;
         c.fast = fast;
-        PyObject* guard = new_fast_copy_guard(c);
-        if (!guard) {
+        if (!add_guard(c, guard_index, consts, *made)) {
             ok = false;
             break;
         }
-        PyTuple_SET_ITEM(consts, guard_index, guard);
-        made->guards.push_back(Py_NewRef(guard));
         // The jumps back have no line: `end` is now a jump target, so a line start where the
         // engine's event must be taken out, which a jump from the same line would hide.
         const int back_len = slow_len - span;
@@ -415,15 +517,11 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
         append_line_entries(lines, static_cast<int>(t.size()) - guard_units - slow_len - span,
                             kNoLine);
         line = c.line;
-        if (const Handler* h = handler_for(d, c.start)) {
-            append_exception_varint(handlers, tail, true);
-            append_exception_varint(handlers, static_cast<int>(t.size()), false);
-            append_exception_varint(handlers, h->target, false);
-            append_exception_varint(handlers, h->depth_lasti, false);
-        }
+        add_handler(d, c.start, tail, static_cast<int>(t.size()), handlers);
         tails.insert(tails.end(), t.begin(), t.end());
         made->sites.push_back(c);
     }
+    std::sort(made->sites.begin(), made->sites.end(), by_start);
     Py_DECREF(raw);
     PyObject* result = nullptr;
     if (ok) {

@@ -16,6 +16,20 @@
 // bdb gets it exactly as from the original code: stops, `j`, steps. While someone steps, the
 // event at `start` is delivered instead and the frame then skips to the fast replica.
 //
+// A loop's backward jump onto a breakpoint line (`JUMP_BACKWARD target`: a `for` header's FOR_ITER
+// reached from the body, or a one-line loop of a comprehension or generator expression, which
+// sys.settrace reports as a new line from a JUMP event) gets a tail of its own, as its target
+// cannot take one (FOR_ITER is a jump, and its GET_ITER reaches it from the same line):
+//
+//   jump:   JUMP_FORWARD tail                  (the jump's units)
+//   tail:   LOAD_CONST <guard>; [TO_BOOL;] POP_JUMP_IF_FALSE fast          (the jump's line)
+//   slow:   JUMP_BACKWARD target                                           (the jump's line)
+//   fast:   JUMP_BACKWARD target                                           (the target's line)
+//
+// The slow jump is the original: the target's event (LINE there, or the same-line JUMP) decides.
+// The fast one lands from the target's own line, so no LINE event; its own first LINE and JUMP
+// events are answered DISABLE.
+//
 // Everything else in the copy is the original, frames running the original keep its events, and
 // a line the copy cannot take (see build_fast_copy) keeps its event in the copy: the copy only
 // ever takes events away where they would have answered nothing.
@@ -35,6 +49,10 @@ struct FastSite {
     int end = 0;    // the first unit after the displaced span
     int slow = 0;   // the slow replica's first unit
     int fast = 0;   // the fast replica's first unit
+    // A loop's backward jump (above): start is the jump, end its target, slow and fast the
+    // tail's two jumps, fast_end the unit after the fast one.
+    bool jump = false;
+    int fast_end = 0;
 };
 
 // Owned by the copy's CodeInfo.
@@ -52,8 +70,11 @@ struct FastCopy {
     FastCopy(const FastCopy&) = delete;
     FastCopy& operator=(const FastCopy&) = delete;
     enum class At { kNone, kStart, kSlow, kFast, kEnd };
-    // Which part of which site the code unit `unit` begins, if any.
+    // Which part of which line entry's site the code unit `unit` begins, if any.
     At locate(int unit, const FastSite** site) const;
+    // Whether `unit` is in the fast jump of a loop's backward jump site, whose events answer
+    // DISABLE.
+    bool in_fast_jump(int unit) const;
 };
 
 // Loads what the builder needs from the `opcode` module. Returns -1 with an exception set.

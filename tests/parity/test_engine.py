@@ -466,13 +466,15 @@ def test_function_breakpoint_lets_only_its_learned_line_through(mode):
 @pytest.mark.skipif(not SCAN, reason="3.12 takes superinstructions apart for good")
 @pytest.mark.parametrize("mode", ["native", "noscan", "nosuper"])
 def test_superinstructions_come_back_after_the_events_go(mode):
-    # pair() had line events (a breakpoint in its file) and answered DISABLE on each line, in a
+    # pair() had line events (a breakpoint on its def line, where none of its frames stops: only
+    # code whose lines reach a breakpoint gets them) and answered DISABLE on each line, in a
     # thread while the main thread waited in join(): CPython took its superinstructions apart,
     # and the engine puts back all four pairs that code creation made, unless told not to.
     # spaced() calls between its lines, so the engine restores it between two DISABLEs: its pair
     # that spans two lines goes back only through the restore around the later line's start.
     rc, out = run_driver("dpdb", "superinstructions.py", [
-        "b superpair.py:16", "c", "p created, fused", STATS, "cl", "y", "c"], engine=mode)
+        "b superpair.py:16", "b superpair.py:7", "b superpair.py:38", "c", "p created, fused",
+        STATS, "cl", "y", "c"], engine=mode)
     assert out.rstrip().endswith("run 12"), out
     (stats,) = stats_printed(out)
     if mode == "nosuper":
