@@ -48,13 +48,14 @@ class Adapter {
     struct Thread {
         std::int64_t id = 0;
         std::int64_t pid = 0;
-        std::int64_t tid = 0;  // 0: the process's main thread
-        std::string name;
-        std::int64_t sid = 0;  // its open session, 0 while it runs
-        bool ours = false;     // this adapter is the session's client
-        bool held = false;     // another client (a terminal) is
-        bool stopped = false;  // at a prompt, under this adapter
-        std::string step;      // set by a step request: the reason of the next stop
+        std::int64_t tid = 0;     // 0: the process's main thread
+        std::string name;         // "pid N <process>", and " <thread>" for another thread
+        std::string thread_name;  // the Python thread's own, for a thread besides the main one
+        std::int64_t sid = 0;     // its open session, 0 while it runs
+        bool ours = false;        // this adapter is the session's client
+        bool held = false;        // another client (a terminal) is
+        bool stopped = false;     // at a prompt, under this adapter
+        std::string step;         // set by a step request: the reason of the next stop
         // Resumed by the IDE's continue, next, stepIn or stepOut (not by the repl): pdb's echo
         // of where it stops is not the IDE's, nor are the stops it makes only for pdb's sake.
         bool ide_resumed = false;

@@ -27,8 +27,9 @@ void Adapter::pump() {
     try {
         while (auto message = channel_->receive(0)) from_hub(*message);
     } catch (const std::exception& error) {
+        // dpdb's own words are the console's: stdout and stderr are the program's.
         send_event("output",
-                   {{"category", "stderr"},
+                   {{"category", "console"},
                     {"output", std::string("dpdb: the hub went away: ") + error.what() + "\n"}});
         send_event("terminated");
         channel_.reset();
@@ -81,7 +82,7 @@ void Adapter::from_hub(const wire::Message& message) {
     }
     if (type == "error") {
         send_event("output",
-                   {{"category", "stderr"}, {"output", "dpdb: " + message.str("message") + "\n"}});
+                   {{"category", "console"}, {"output", "dpdb: " + message.str("message") + "\n"}});
         return;
     }
     Thread* thread = message.has("sid") ? by_session(message.num("sid")) : nullptr;
@@ -200,6 +201,11 @@ void Adapter::process_seen(const Json& process) {
     if (job_session_) return start_child_session(pid, process);
     const auto name = "pid " + std::to_string(pid) + " " + label(process);
     thread_for(pid, 0, name).name = name;
+    // Its other threads shown so far carry the process's name too.
+    for (auto& entry : threads_) {
+        auto& thread = entry.second;
+        if (thread.pid == pid && thread.tid != 0) thread.name = name + " " + thread.thread_name;
+    }
 }
 
 void Adapter::session_seen(const Json& session) {
@@ -212,8 +218,9 @@ void Adapter::session_seen(const Json& session) {
     auto& thread =
         main ? thread_for(pid, 0, prefix)
              : thread_for(pid, number(session, "tid"), prefix + " " + text(session, "thread"));
-    // A session says what its process is called at the stop, the freshest name there is.
-    if (main) thread.name = prefix;
+    // A session says what its process and thread are called at the stop, the freshest names.
+    if (!main) thread.thread_name = text(session, "thread");
+    thread.name = main ? prefix : prefix + " " + thread.thread_name;
     // Another session of the thread (its last one ended, or still closing): not ours yet.
     if (thread.sid != sid) thread.ours = false;
     thread.sid = sid;

@@ -19,8 +19,10 @@ SINGLE = program("dap_single.py")
 RAISE = program("dap_raise.py")
 POOL_RAISE = program("pool_raise.py")
 POOL = program("dap_pool.py")
+RENAME = program("dap_rename.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 CHILDREN = os.path.join(os.path.dirname(DRIVER), "children.js")
+NAMES = os.path.join(os.path.dirname(DRIVER), "names.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
 
@@ -226,6 +228,18 @@ def test_each_process_its_own_child_session(dpdb, over):
     assert seen["autoContinued"] == 0
     assert seen["stops"] == [1, 1, 1]
     assert len(set(seen["resumed"])) == 3
+
+
+def test_a_thread_takes_the_name_its_process_gets_later(dpdb):
+    """A child listed as `pid N first-name` is listed as `pid N renamed-worker` once it renamed
+    itself (as launchers name their workers after the start), the same thread."""
+    needs_node()
+    job = Job(dpdb, start=False, script=RENAME, beat=False)
+    try:
+        seen = driven_after_the_attach(job, "names", driver=NAMES, DPDB_WORKDIR=dpdb.root)
+    finally:
+        job.close()
+    assert seen["after"].endswith(" renamed-worker"), seen
 
 
 def test_hit_counts_and_function_breakpoints(dpdb):
