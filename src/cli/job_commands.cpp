@@ -383,9 +383,10 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
             continue;
         }
         // Read from its memory: said, with the interpreter whose layout was read.
-        const std::string from = p.contains("python") ? ", read from its memory (CPython " +
-                                                            p["python"].get<std::string>() + ")"
-                                                      : "";
+        const std::string from = p.contains("read_from_memory")
+                                     ? ", read from its memory (CPython " +
+                                           p["read_from_memory"].get<std::string>() + ")"
+                                     : "";
         std::printf("%s%s\n", process_label(p).c_str(), from.c_str());
         const auto& stacks = p["stacks"];
         const char* which = debugger_frames && stacks.contains("text_with_debugger")

@@ -91,7 +91,7 @@ wire::Json memory_stacks(pid_t pid) {
         return entry;
     }
     entry["argv"] = argv_of(pid);
-    entry["python"] = stacks.version;
+    entry["read_from_memory"] = stacks.version;  // the CPython whose layout was read
     SourceLines source(pid);
     wire::Json threads = wire::Json::array();
     std::string text;

@@ -14,7 +14,8 @@ namespace dpdb::cli {
 // `memory` always reads the memory. Throws std::runtime_error for another value.
 bool stacks_from_agent();
 
-// {"pid", "argv", "python", "stacks": {"threads", "text"}} or {"pid", "error"}: one line.
+// {"pid", "argv", "read_from_memory" (the version), "stacks": {"threads", "text"}} or {"pid",
+// "error"}: one line.
 wire::Json memory_stacks(pid_t pid);
 
 }  // namespace dpdb::cli
