@@ -1,6 +1,7 @@
 #include "attach/symbols.hpp"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,40 +11,69 @@
 #include <iterator>
 #include <sstream>
 
-#include "common/read_file.hpp"
-
 namespace dpdb::attach {
 namespace {
 
-// The bytes of the file as the process mapped it. One deleted since (an interpreter or a libc
-// that an upgrade replaced: "PATH (deleted)" in the maps) is read through the process: its
-// executable through /proc/PID/exe, a library through /proc/PID/map_files (which needs root).
-std::string image_of(pid_t pid, const MappedFile& file) {
+// The file as the process mapped it, open for reading (or -1). One deleted since (an interpreter
+// or a libc that an upgrade replaced: "PATH (deleted)" in the maps) is opened through the
+// process: its executable through /proc/PID/exe, a library through /proc/PID/map_files (which
+// needs root).
+int open_image(pid_t pid, const MappedFile& file) {
     const std::string proc = "/proc/" + std::to_string(pid);
     const std::string deleted = " (deleted)";
     const bool gone =
         file.path.size() > deleted.size() &&
         file.path.compare(file.path.size() - deleted.size(), deleted.size(), deleted) == 0;
-    if (!gone) return read_whole_file(proc + "/root" + file.path);
+    if (!gone) return ::open((proc + "/root" + file.path).c_str(), O_RDONLY | O_CLOEXEC);
     char executable[4096];
     const ssize_t n = ::readlink((proc + "/exe").c_str(), executable, sizeof(executable) - 1);
     if (n > 0 && file.path == std::string(executable, static_cast<std::size_t>(n))) {
-        return read_whole_file(proc + "/exe");
+        return ::open((proc + "/exe").c_str(), O_RDONLY | O_CLOEXEC);
     }
-    if (file.ranges.empty()) return "";
+    if (file.ranges.empty()) return -1;
     char range[64];
     std::snprintf(range, sizeof range, "%lx-%lx",
                   static_cast<unsigned long>(file.ranges.front().first),
                   static_cast<unsigned long>(file.ranges.front().second));
-    return read_whole_file(proc + "/map_files/" + range);
+    return ::open((proc + "/map_files/" + range).c_str(), O_RDONLY | O_CLOEXEC);
 }
 
-template <typename T>
-bool read_at(const std::string& image, std::uint64_t offset, T* out) {
-    if (offset > image.size() || image.size() - offset < sizeof(T)) return false;
-    std::memcpy(out, image.data() + offset, sizeof(T));
-    return true;
-}
+// More than any real library's dynamic symbols or their names (libpython's: under 1 MB).
+constexpr std::uint64_t kMaxDynamicSymbols = 64 << 20;
+
+// Only the parts of the image the lookup needs are read (headers, .dynsym, its names): a
+// libpython is 16 MB, its dynamic symbols a few hundred KB.
+class Image {
+  public:
+    Image(pid_t pid, const MappedFile& file) : fd_(open_image(pid, file)) {}
+    ~Image() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Image(const Image&) = delete;
+    Image& operator=(const Image&) = delete;
+
+    template <typename T>
+    bool read_at(std::uint64_t offset, T* out) const {
+        return fd_ >= 0 && ::pread(fd_, out, sizeof(T), static_cast<off_t>(offset)) ==
+                               static_cast<ssize_t>(sizeof(T));
+    }
+
+    std::string bytes(std::uint64_t offset, std::uint64_t size) const {
+        std::string out(size, '\0');
+        std::uint64_t done = 0;
+        while (fd_ >= 0 && done < size) {
+            const ssize_t got =
+                ::pread(fd_, out.data() + done, size - done, static_cast<off_t>(offset + done));
+            if (got <= 0) break;
+            done += static_cast<std::uint64_t>(got);
+        }
+        out.resize(done);
+        return out;
+    }
+
+  private:
+    int fd_;
+};
 
 }  // namespace
 
@@ -90,9 +120,9 @@ const MappedFile* find_mapped(const std::vector<MappedFile>& files, const std::s
 
 std::optional<std::uintptr_t> symbol_address(pid_t pid, const MappedFile& file,
                                              const std::string& symbol) {
-    const std::string image = image_of(pid, file);
+    const Image image(pid, file);
     Elf64_Ehdr header{};
-    if (!read_at(image, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+    if (!image.read_at(0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
         header.e_ident[EI_CLASS] != ELFCLASS64) {
         return std::nullopt;
     }
@@ -100,7 +130,7 @@ std::optional<std::uintptr_t> symbol_address(pid_t pid, const MappedFile& file,
     std::uint64_t first_load = UINT64_MAX;
     for (unsigned i = 0; i < header.e_phnum; ++i) {
         Elf64_Phdr segment{};
-        if (!read_at(image, header.e_phoff + std::uint64_t{i} * header.e_phentsize, &segment))
+        if (!image.read_at(header.e_phoff + std::uint64_t{i} * header.e_phentsize, &segment))
             return std::nullopt;
         if (segment.p_type == PT_LOAD)
             first_load = std::min<std::uint64_t>(first_load, segment.p_vaddr & ~0xfffULL);
@@ -108,23 +138,28 @@ std::optional<std::uintptr_t> symbol_address(pid_t pid, const MappedFile& file,
     if (first_load == UINT64_MAX) return std::nullopt;
     for (unsigned i = 0; i < header.e_shnum; ++i) {
         Elf64_Shdr section{};
-        if (!read_at(image, header.e_shoff + std::uint64_t{i} * header.e_shentsize, &section))
+        if (!image.read_at(header.e_shoff + std::uint64_t{i} * header.e_shentsize, &section))
             return std::nullopt;
-        if (section.sh_type != SHT_DYNSYM || section.sh_entsize != sizeof(Elf64_Sym)) continue;
-        Elf64_Shdr names{};
-        if (!read_at(image, header.e_shoff + std::uint64_t{section.sh_link} * header.e_shentsize,
-                     &names)) {
+        if (section.sh_type != SHT_DYNSYM || section.sh_entsize != sizeof(Elf64_Sym) ||
+            section.sh_size > kMaxDynamicSymbols) {
+            continue;
+        }
+        Elf64_Shdr names_section{};
+        if (!image.read_at(header.e_shoff + std::uint64_t{section.sh_link} * header.e_shentsize,
+                           &names_section)) {
             return std::nullopt;
         }
-        for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= section.sh_size;
+        const std::string entries = image.bytes(section.sh_offset, section.sh_size);
+        if (names_section.sh_size > kMaxDynamicSymbols) return std::nullopt;
+        const std::string names = image.bytes(names_section.sh_offset, names_section.sh_size);
+        for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= entries.size();
              offset += sizeof(Elf64_Sym)) {
             Elf64_Sym entry{};
-            if (!read_at(image, section.sh_offset + offset, &entry)) break;
+            std::memcpy(&entry, entries.data() + offset, sizeof entry);
             if (entry.st_value == 0 || entry.st_shndx == SHN_UNDEF) continue;
-            const std::uint64_t name_at = names.sh_offset + entry.st_name;
-            if (name_at >= image.size()) continue;
-            const char* name = image.data() + name_at;
-            const auto room = image.size() - name_at;
+            if (entry.st_name >= names.size()) continue;
+            const char* name = names.data() + entry.st_name;
+            const auto room = names.size() - entry.st_name;
             if (strnlen(name, room) == room || symbol != name) continue;
             // Where the file was put, less where it asked to be (0 but for fixed executables).
             return file.base - first_load + entry.st_value;
