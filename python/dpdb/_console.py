@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from dpdb import _agent, _identity, _signals
+from dpdb import _agent, _identity, _program_output, _signals
 
 _FLUSH_BYTES = 16 * 1024
 _PIECE_CHARACTERS = 64 * 1024
@@ -132,11 +132,10 @@ class SessionConsole:
         if _agent.connected():
             return
         hub = os.environ.get("DPDB_HUB", "(DPDB_HUB is not set)")
-        sys.stderr.write(
+        _program_output.notice(
             "dpdb: pid %d paused at %s:%s and waits for a client of the hub at %s (not connected "
             "yet); per DPDB_WAIT it waits %s\n" % (
                 os.getpid(), info.get("file"), info.get("line"), hub, self._policy.describe()))
-        sys.stderr.flush()
 
     # --- file protocol --------------------------------------------------------------------
 
@@ -277,10 +276,9 @@ class SessionConsole:
                 return event
 
     def _give_up(self, prompt):
-        sys.stderr.write("dpdb: pid %d: no %s within %gs (DPDB_WAIT); %s\n" % (
+        _program_output.notice("dpdb: pid %d: no %s within %gs (DPDB_WAIT); %s\n" % (
             os.getpid(), "hub connected" if self._policy.action == "hub" else "client attached",
             self._policy.seconds, "exiting" if self._policy.action == "exit" else "continuing"))
-        sys.stderr.flush()
         if self._policy.action == "exit":
             os._exit(1)
         return "continue\n" if prompt == self.main_prompt else ""

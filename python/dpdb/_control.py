@@ -144,7 +144,7 @@ class _Control:
                     finally:  # the job ends as asked, even if taking dpdb out failed
                         os.kill(os.getpid(), signal.SIGTERM)
             except Exception as error:  # the program must never pay for a bug here
-                sys.stderr.write("dpdb: control thread: %r\n" % (error,))
+                _program_output.notice("dpdb: control thread: %r\n" % (error,))
 
     def release(self):
         """dpdb detach -p: this process is no longer debugged (as after `q` at a prompt, which
@@ -160,8 +160,8 @@ class _Control:
         if self.debugger is None:
             self.debugger = _debugger.Debugger()
             if not self.debugger.engine_serve_breakpoints():
-                sys.stderr.write("dpdb: global breakpoints need the native engine "
-                                 "(DPDB_ENGINE=bdb watches no other thread)\n")
+                _program_output.notice("dpdb: global breakpoints need the native engine "
+                                       "(DPDB_ENGINE=bdb watches no other thread)\n")
         return self.debugger
 
     def pause(self, all_threads):

@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 
-from dpdb import frameworks
+from dpdb import _program_output, frameworks
 
 # Why uncaught exceptions are wanted -> the function that opens the session (type, value, tb).
 _uncaught = {}
@@ -63,7 +63,7 @@ def post_mortem(exc_type, exc_value, traceback, open_session):
         return
     if frameworks.caught_exception_seen(exc_value):
         return  # a framework's hook showed it where it was raised already
-    sys.stderr.write("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
+    _program_output.notice("dpdb: uncaught %s in pid %d; opening a post-mortem session\n" % (
         exc_type.__name__, os.getpid()))
     open_session(exc_type, exc_value, traceback)
 

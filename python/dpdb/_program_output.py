@@ -41,6 +41,16 @@ class _CopiedStream:
         return getattr(self._dpdb_stream, name)
 
 
+def notice(text):
+    """dpdb's own words on the program's stderr: never copied as the program's output."""
+    stream = sys.stderr
+    if isinstance(stream, _CopiedStream):
+        stream = stream._dpdb_stream
+    if stream is not None:
+        stream.write(text)
+        stream.flush()
+
+
 def copy(on):
     """From the control thread, as the hub says: start or stop copying (stdout and stderr)."""
     global _copying

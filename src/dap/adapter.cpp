@@ -238,7 +238,9 @@ void Adapter::run_on(Thread& thread, const std::string& line, const std::string&
     thread.step = reason;
     thread.ide_resumed = false;
     thread.pdb_stop = false;
+    thread.in_library = false;
     thread.steps_on = 0;
+    thread.library_returns = 0;
 }
 
 void Adapter::pause(const Json& request) {

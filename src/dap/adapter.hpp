@@ -22,6 +22,9 @@
 
 namespace dpdb::dap {
 
+// Code the user did not write, by its path: the standard library, installed packages, dpdb.
+bool library_code(const std::string& path);
+
 class Adapter {
   public:
     // `to_ide` sends one DAP message (framing is the caller's); `hub` is --hub or DPDB_HUB.
@@ -59,9 +62,11 @@ class Adapter {
         // Resumed by the IDE's continue, next, stepIn or stepOut (not by the repl): pdb's echo
         // of where it stops is not the IDE's, nor are the stops it makes only for pdb's sake.
         bool ide_resumed = false;
-        bool pdb_stop = false;   // the echo said --Call-- or --Return--
-        int steps_on = 0;        // steps taken past such stops since the IDE's request
-        std::uint64_t stop = 0;  // counts resumptions: handles of earlier stops are gone
+        bool pdb_stop = false;    // the echo said --Call-- or --Return--
+        int steps_on = 0;         // steps taken past such stops since the IDE's request
+        bool in_library = false;  // with justMyCode: the echo said library code
+        int library_returns = 0;  // library functions left by `return` since the IDE's request
+        std::uint64_t stop = 0;   // counts resumptions: handles of earlier stops are gone
     };
     // A frame id or variables reference the IDE holds: the thread's stop it belongs to, and the
     // agent's own number (pdb stack index, or the inspector's reference).

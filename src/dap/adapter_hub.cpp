@@ -12,6 +12,31 @@ constexpr int kColumns = 200;  // what pdb's `pp` fits its output to under an ID
 // Steps taken on past pdb's --Call-- and --Return-- stops for one IDE step (a return into a line
 // that calls another function meets its --Call--): bounded, the last stop is shown as it is.
 constexpr int kStepsOn = 3;
+// With justMyCode, library functions an IDE's step reached and is taken out of by pdb's `return`
+// (each adds its --Return-- to step on past): bounded, the last stop is shown as it is.
+constexpr int kLibraryReturns = 4;
+
+// Where pdb's echo says the thread is: "> FILE(LINE)FUNCTION()", or "" if it says nowhere.
+std::string echoed_path(const std::string& said) {
+    for (std::size_t start = 0; start < said.size();) {
+        auto end = said.find('\n', start);
+        if (end == std::string::npos) end = said.size();
+        if (said.compare(start, 2, "> ") == 0) {
+            const auto line = said.substr(start + 2, end - start - 2);
+            // The line number's parenthesis: the last "(" that digits and ")" follow.
+            for (auto open = line.rfind('('); open != std::string::npos && open > 0;
+                 open = line.rfind('(', open - 1)) {
+                const auto close = line.find(')', open);
+                if (close != std::string::npos && close > open + 1 &&
+                    line.find_first_not_of("0123456789", open + 1) == close) {
+                    return line.substr(0, open);
+                }
+            }
+        }
+        start = end + 1;
+    }
+    return "";
+}
 
 // What pdb's stop reasons are called in DAP's stopped event.
 std::string stop_reason(const std::string& reason) {
@@ -97,7 +122,7 @@ void Adapter::from_hub(const wire::Message& message) {
         send_event("continued", {{"threadId", thread->id}, {"allThreadsContinued", false}});
     } else if (type == "prompt" && thread->ours && !thread->stopped) {
         if (thread->ide_resumed && thread->pdb_stop && thread->step == "step" &&
-            thread->steps_on < kStepsOn) {
+            thread->steps_on < kStepsOn + thread->library_returns) {
             // pdb's stop at a call (the def line) or a return, which no IDE shows: one step on
             // reaches the callee's first line, or the caller's.
             thread->pdb_stop = false;
@@ -105,9 +130,20 @@ void Adapter::from_hub(const wire::Message& message) {
             channel_->send(wire::make("input", {{"sid", thread->sid}, {"line", "step"}}));
             return;
         }
+        if (thread->ide_resumed && thread->in_library && thread->step == "step" &&
+            thread->library_returns < kLibraryReturns) {
+            // justMyCode: a step that reached library code does not stop there; pdb's `return`
+            // leaves the function, and its --Return-- is stepped past into the caller.
+            thread->in_library = false;
+            ++thread->library_returns;
+            channel_->send(wire::make("input", {{"sid", thread->sid}, {"line", "return"}}));
+            return;
+        }
         thread->ide_resumed = false;
         thread->pdb_stop = false;
+        thread->in_library = false;
         thread->steps_on = 0;
+        thread->library_returns = 0;
         thread->stopped = true;
         std::string reason = thread->step;
         thread->step.clear();
@@ -122,6 +158,8 @@ void Adapter::from_hub(const wire::Message& message) {
                 said.find("--Return--") != std::string::npos) {
                 thread->pdb_stop = true;
             }
+            const auto path = echoed_path(said);
+            if (!path.empty()) thread->in_library = just_my_code_ && library_code(path);
             return;
         }
         send_event("output", {{"category", "console"}, {"output", said}});

@@ -54,13 +54,6 @@ bool ends_with(const std::string& text, const std::string& end) {
            text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
 
-// Code the user did not write: the standard library, installed packages, dpdb.
-bool library_code(const std::string& path) {
-    if (path.rfind("<frozen ", 0) == 0) return true;
-    if (contains(path, "/site-packages/") || contains(path, "/dist-packages/")) return true;
-    return contains(path, "/lib/python3");
-}
-
 // multiprocessing's start of a child process: a forked child never returns below it (it ends in
 // os._exit), so the frames under it are the parent's, from before the fork.
 bool child_start(const Json& frame) {
@@ -69,6 +62,12 @@ bool child_start(const Json& frame) {
 }
 
 }  // namespace
+
+bool library_code(const std::string& path) {
+    if (path.rfind("<frozen ", 0) == 0) return true;
+    if (contains(path, "/site-packages/") || contains(path, "/dist-packages/")) return true;
+    return contains(path, "/lib/python3");
+}
 
 // justMyCode (on unless the attach says false, as debugpy): the stop's own frame, and below it
 // the frames of the user's code down to the start of a multiprocessing child.

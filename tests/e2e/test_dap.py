@@ -20,9 +20,11 @@ RAISE = program("dap_raise.py")
 POOL_RAISE = program("pool_raise.py")
 POOL = program("dap_pool.py")
 RENAME = program("dap_rename.py")
+LIBRARY = program("dap_library.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 CHILDREN = os.path.join(os.path.dirname(DRIVER), "children.js")
 NAMES = os.path.join(os.path.dirname(DRIVER), "names.js")
+LIBRARY_STEPS = os.path.join(os.path.dirname(DRIVER), "library.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
 
@@ -240,6 +242,22 @@ def test_a_thread_takes_the_name_its_process_gets_later(dpdb):
     finally:
         job.close()
     assert seen["after"].endswith(" renamed-worker"), seen
+
+
+@pytest.mark.parametrize("just_my_code", ["on", "off"])
+def test_a_step_into_the_standard_library(dpdb, just_my_code):
+    """stepIn on a call into json: with justMyCode (the default) the thread lands on the user's
+    next line, never in json's code; without, in json.dumps."""
+    needs_node()
+    job = Job(dpdb, start=False, script=LIBRARY, beat=False)
+    try:
+        seen = driven_after_the_attach(
+            job, "library", driver=LIBRARY_STEPS, PROGRAM=LIBRARY, JUST_MY_CODE=just_my_code,
+            LINE_CALL=str(line_of(LIBRARY, "dap_library: the call into the library")),
+            LINE_AFTER=str(line_of(LIBRARY, "dap_library: the line after it")))
+    finally:
+        job.close()
+    assert seen["landed"][0].endswith("dap_library.py" if just_my_code == "on" else "__init__.py")
 
 
 def test_hit_counts_and_function_breakpoints(dpdb):
