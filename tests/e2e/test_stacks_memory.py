@@ -150,7 +150,11 @@ def test_another_users_process_is_refused_in_one_line(dpdb, outside):
         os.setgid(nobody.pw_gid)
         os.setuid(nobody.pw_uid)
 
-    done = dpdb.run("dpdb", "stacks", "-p", str(target.pid), env=MEMORY, preexec_fn=as_nobody)
+    try:
+        done = dpdb.run("dpdb", "stacks", "-p", str(target.pid), env=MEMORY,
+                        preexec_fn=as_nobody)
+    except PermissionError:
+        pytest.skip("nobody may not run this checkout's dpdb (a folder above it is private)")
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip() == (
         "pid %d belongs to root: only that user or root may debug it" % target.pid)
