@@ -32,14 +32,17 @@ async function childThread(dc) {
 
 async function main() {
   const dc = await connect({ name: 'dpdb', type: 'python', request: 'attach' });
-  const started = printed(dc, /dap_rename child started/);
   const renamed = printed(dc, /dap_rename child renamed/);
   const ended = dc.waitForEvent('terminated', 4 * TIMEOUT);
   await dc.configurationDoneRequest();
   process.stdout.write('attached\n');  // test_dap.py starts the job now
 
-  await started;
-  const before = await childThread(dc);
+  // Listed from the moment it connected (its first line of output may come before its link).
+  let before = await childThread(dc);
+  for (let asked = 0; asked < 300 && !before; asked += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    before = await childThread(dc);
+  }
   assert.ok(before, JSON.stringify((await dc.threadsRequest()).body.threads));
   assert.match(before.name, /^pid \d+ first-name$/);
   fs.writeFileSync(path.join(env.DPDB_WORKDIR, 'rename'), '');
