@@ -33,7 +33,7 @@ std::string utf8_of(const RemoteMemory& memory, const PythonLayout& layout, std:
     if (!compact || length < 0 || length > kMaxText || (kind != 1 && kind != 2 && kind != 4))
         return "?";
     const auto data = text + (ascii ? layout.unicode_ascii_size : layout.unicode_compact_size);
-    const std::string raw = memory.read_bytes(data, static_cast<std::size_t>(length) * kind);
+    std::string raw = memory.read_bytes(data, static_cast<std::size_t>(length) * kind);
     if (ascii) return raw;
     std::string out;
     for (std::int64_t i = 0; i < length; ++i) {
