@@ -6,6 +6,7 @@ not CPython, refused in one line."""
 import json
 import os
 import pwd
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import pytest
 from conftest import TIMEOUT, line_of, program, wait_until
 
 OUTSIDE = program(os.path.join("stacks", "outside.py"))
+SPINNING = program(os.path.join("stacks", "spinning.py"))
 # The interpreter itself, outside the test's virtual environment: no dpdb in its sys.path.
 PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 # Where the kernel shows a thread in time.sleep: clock_nanosleep from 3.11 on, select before.
@@ -24,20 +26,22 @@ MEMORY = {"DPDB_STACKS": "memory"}
 class Outside:
     """outside.py started plainly; ready once its main thread sleeps and its waiter waits."""
 
-    def __init__(self, dpdb):
+    def __init__(self, dpdb, script=OUTSIDE):
         env = {k: v for k, v in dpdb.env.items()
                if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")}
-        self.process = subprocess.Popen([PLAIN_PYTHON, "-u", OUTSIDE], env=env,
+        self.process = subprocess.Popen([PLAIN_PYTHON, "-u", script], env=env,
                                         stdout=subprocess.PIPE, text=True,
                                         start_new_session=True)
         self.pid = self.process.pid
-        said = self.process.stdout.readline().split()
-        assert said[:1] == ["ready"], said
-        self.waiter_ident, self.waiter_native = int(said[1]), int(said[2])
+        self.said = self.process.stdout.readline().split()
+        assert self.said[:1] == ["ready"], self.said
         task = "/proc/%d/task/%%d/wchan" % self.pid
-        wait_until(lambda: self._wchan(task % self.pid).startswith(SLEEPS)
-                   and self._wchan(task % self.waiter_native).startswith("futex"),
-                   "the main thread to sleep and the waiter to wait")
+        wait_until(lambda: self._wchan(task % self.pid).startswith(SLEEPS),
+                   "the main thread to sleep")
+        if script == OUTSIDE:
+            self.waiter_ident, self.waiter_native = int(self.said[1]), int(self.said[2])
+            wait_until(lambda: self._wchan(task % self.waiter_native).startswith("futex"),
+                       "the waiter to wait")
 
     @staticmethod
     def _wchan(path):
@@ -55,8 +59,8 @@ class Outside:
 def outside(dpdb):
     started = []
 
-    def start():
-        started.append(Outside(dpdb))
+    def start(script=OUTSIDE):
+        started.append(Outside(dpdb, script))
         return started[-1]
 
     yield start
@@ -126,6 +130,20 @@ def test_stacks_read_from_memory_match_the_agents(dpdb, outside):
     done = dpdb.run("dpdb", "stacks", "-p", str(target.pid))
     assert done.returncode == 0, done.stderr
     assert "read from its memory" not in done.stdout and "Thread waiter (" in done.stdout
+
+
+def test_the_thread_that_holds_the_gil_is_marked(dpdb, outside):
+    target = outside(SPINNING)
+    done = dpdb.run("dpdb", "stacks", "-p", str(target.pid), env=MEMORY)
+    assert done.returncode == 0, done.stderr
+    # The main thread sleeps with the GIL released: the spinner has it, for good.
+    main, spinner = stacks_json(dpdb, "-p", str(target.pid), env=MEMORY)["stacks"]["threads"]
+    assert spinner["ident"] == int(target.said[1])
+    assert (spinner["gil"], main["gil"]) == ("holds the GIL", None)
+    # Caught anywhere in its loop: the `while` line or its body.
+    spins = line_of(SPINNING, "# the spinner spins here")
+    assert frames(spinner)[-1][2] == "spin" and frames(spinner)[-1][1] in (spins - 1, spins)
+    assert re.search(r"Thread \? \(%s.*\) \[holds the GIL\]" % spinner["ident"], done.stdout)
 
 
 def test_a_process_that_is_not_python_is_refused_in_one_line(dpdb):
