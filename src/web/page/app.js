@@ -131,8 +131,6 @@ function processNode(process, sessions, ended) {
   for (const session of sessions) {
     const thread = el("div", "thread");
     thread.dataset.sid = String(session.sid);
-    thread.append(el("span", "thread-name", "thread " + (session.thread || session.tid)));
-    thread.append(el("span", "where", where(session)));
     // A session is held by one client at a time: one held elsewhere (a terminal's `dpdb
     // attach`) is not taken from here.
     const mine = consoles.has(session.sid);
@@ -140,7 +138,9 @@ function processNode(process, sessions, ended) {
     thread.dataset.held = held ? "elsewhere" : mine ? "here" : "no";
     const open = el("button", "open-console", held ? "held by another client" : "console");
     open.disabled = held || mine;
-    thread.append(" ", open);
+    // The button first: a long place is cut at the row's end, the button never.
+    thread.append(open, " ", el("span", "thread-name", "thread " + (session.thread || session.tid)));
+    thread.append(el("span", "where", where(session)));
     node.append(thread);
   }
   return node;
@@ -153,8 +153,15 @@ function matches(words, process, stateWords) {
   return words.split(/\s+/).every((word) => haystack.includes(word));
 }
 
-function draw() {
-  drawPending = false;
+// The tree is drawn virtualized: every host title, process line and thread line is one row of
+// ROW pixels, the rows are laid out over the whole job (filter and counts too), and only those
+// in the scroll container's view (and OVERSCAN rows either side) become elements. A pushed
+// change rebuilds the rows, not the elements of 10,000 processes.
+const ROW = 22;
+const OVERSCAN = 10;
+let rows = { items: [], offsets: [0] };
+
+function layOut() {
   const filter = document.getElementById("filter").value.trim().toLowerCase();
   const sessionsOf = new Map();
   for (const session of job.sessions.values()) {
@@ -170,24 +177,71 @@ function draw() {
     if (!matches(filter, process, stateWords)) return;
     const host = process.host || "?";
     if (!hosts.has(host)) hosts.set(host, []);
-    hosts.get(host).push(processNode(process, sessions, ended));
+    hosts.get(host).push({ host, process, sessions, ended, rows: 1 + sessions.length });
   };
   for (const process of job.processes.values()) add(process, false);
   for (const process of job.exited.values()) add(process, true);
-  const tree = document.getElementById("tree");
-  const nodes = [];
+  const items = [];
+  const offsets = [0];
+  const push = (item) => {
+    items.push(item);
+    offsets.push(offsets[offsets.length - 1] + item.rows * ROW);
+  };
   for (const host of [...hosts.keys()].sort()) {
-    const section = el("section", "host");
-    section.dataset.host = host;
-    section.append(el("div", "title", host + " (" + hosts.get(host).length + ")"));
-    section.append(...hosts.get(host));
-    nodes.push(section);
+    push({ host, title: host + " (" + hosts.get(host).length + ")", rows: 1 });
+    for (const item of hosts.get(host)) push(item);
   }
-  tree.replaceChildren(...nodes);
+  rows = { items, offsets };
   document.getElementById("counts").textContent =
     `${job.processes.size} live: ${counts.running} running, ${counts.paused} paused, ` +
     `${counts.unreachable} unreachable; ` +
     `${counts.exited} exited, ${counts.crashed} crashed`;
+}
+
+// The first item whose bottom is below `y`.
+function itemAt(y) {
+  let low = 0;
+  let high = rows.items.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (rows.offsets[middle + 1] <= y) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function spacer(height) {
+  const node = el("div", "spacer");
+  node.style.height = height + "px";
+  return node;
+}
+
+function render() {
+  const tree = document.getElementById("tree");
+  const { items, offsets } = rows;
+  const first = itemAt(tree.scrollTop - OVERSCAN * ROW);
+  const bottom = tree.scrollTop + tree.clientHeight + OVERSCAN * ROW;
+  const nodes = [spacer(offsets[first])];
+  let section = null;
+  let last = first;
+  for (; last < items.length && offsets[last] < bottom; last += 1) {
+    const item = items[last];
+    if (!section || section.dataset.host !== item.host) {
+      section = el("section", "host");
+      section.dataset.host = item.host;
+      nodes.push(section);
+    }
+    section.append(item.title !== undefined ? el("div", "title", item.title)
+                                            : processNode(item.process, item.sessions, item.ended));
+  }
+  nodes.push(spacer(offsets[items.length] - offsets[last]));
+  tree.replaceChildren(...nodes);
+}
+
+function draw() {
+  drawPending = false;
+  layOut();
+  render();
 }
 
 function redraw() {
@@ -257,6 +311,8 @@ new Stacks(document.getElementById("stacks"), ask);
 timeline = new Timeline(document.getElementById("timeline"), ask);
 document.getElementById("filter").addEventListener("input", redraw);
 document.getElementById("tree").addEventListener("click", openConsole);
+document.getElementById("tree").addEventListener("scroll", () => requestAnimationFrame(render));
+window.addEventListener("resize", () => requestAnimationFrame(render));
 connect();
 socket.addEventListener("open", () => {
   breakpoints.refresh();
