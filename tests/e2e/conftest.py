@@ -71,8 +71,13 @@ class Session:
             "PYTHONUNBUFFERED": "1",
             "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
         })
+        # A pytest that a test runs (under dpdb) keeps its temporary directories here: at its exit
+        # pytest deletes the older ones of its root, which by default would be this suite's own
+        # (and a previous run's, for many seconds on a slow disk, past a test's timeout).
+        self.env["PYTEST_DEBUG_TEMPROOT"] = os.path.join(root, "pytest-tmp")
         os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
         os.makedirs(self.env["HOME"])
+        os.makedirs(self.env["PYTEST_DEBUG_TEMPROOT"])
         self.children = []
         self.strays = []
 
