@@ -15,7 +15,6 @@ the agent's crash path sends it before the crash report.
 import atexit
 import bdb
 import os
-import signal
 import threading
 import time
 
@@ -187,19 +186,10 @@ def flush():
 
 atexit.register(flush)
 
-# Signals whose default action ends the process without Python's exit, and the queue with it.
-_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
 
 def flush_at_ending_signals():
-    """From the main thread, at start-up: an ending signal that the program leaves at its default
-    action sends what is queued first. A handler the program sets later replaces this one."""
-    for number in _ENDING_SIGNALS:
-        if signal.getsignal(number) == signal.SIG_DFL:
-            signal.signal(number, _flush_then_end)
-
-
-def _flush_then_end(number, frame):
-    flush()
-    signal.signal(number, signal.SIG_DFL)
-    signal.raise_signal(number)
+    """At start-up: a SIGTERM or SIGHUP that the program leaves at its default action sends what
+    is queued first. The agent's reader thread does it, not a Python handler, which would wait for
+    the main thread to run bytecode (see faults.hpp). A handler the program sets later replaces
+    this one."""
+    _agent.flush_at_ending_signals(_EXIT_WAIT, _CONNECT_WAIT_AT_END)

@@ -1,5 +1,6 @@
 #include "agent/faults.hpp"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -28,6 +29,9 @@ constexpr auto kCrashReportWait = std::chrono::seconds(1);
 // Within it, what the logpoint queue may take: a send under way, then a connection.
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
+// Signals whose default action ends the process without Python's exit (a Pool's terminate()
+// sends SIGTERM): what the logpoint queue holds is sent first.
+constexpr int kEndingSignals[] = {SIGTERM, SIGHUP};
 
 std::atomic<int> g_pipe_read{-1};
 std::atomic<int> g_pipe_write{-1};
@@ -39,6 +43,12 @@ struct sigaction g_previous[sizeof(kFatalSignals) / sizeof(int)];
 // Once per program image: a forked child inherits them, and installing them again would make
 // our handler its own "previous" one.
 std::atomic<bool> g_crash_handlers_installed{false};
+std::atomic<bool> g_ending_handlers_installed{false};
+// An ending signal came: a second one, or one whose flush cannot be handed over, ends at once.
+std::atomic<bool> g_ending{false};
+// How long an ending signal's flush may hold the process, set by flush_at_ending_signals.
+std::atomic<std::int64_t> g_ending_wait_ms{0};
+std::atomic<std::int64_t> g_ending_connect_wait_ms{0};
 
 // Requests Python has answered, the GIL as seen when a native dump was taken, and the lock that
 // keeps a dump at a time in the pipe.
@@ -95,6 +105,16 @@ std::string native_stacks_note(const GilSnapshot& gil) {
     return "no answer in Python within 0.3 s: " + who + "; stacks read without it";
 }
 
+// What the process would have done without dpdb: the signal's default action, now. Sent to the
+// process, so that whichever thread does not block it takes it (ours block it).
+void end_by_default(int signal) {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal, &action, nullptr);
+    ::kill(::getpid(), signal);
+}
+
 // Drains the pipe; a dump is everything between a "\1KIND ARG" line and "\1END".
 void read_dumps(int fd) {
     std::string buffer;
@@ -129,6 +149,10 @@ void read_dumps(int fd) {
                     Link::instance().send_process(
                         "crash", wire::Json{{"signal", arg}, {"stacks", text}}.dump());
                     g_crash_reported = true;
+                } else if (kind == "ENDING") {
+                    log_flush(std::chrono::milliseconds(g_ending_wait_ms.load()),
+                              std::chrono::milliseconds(g_ending_connect_wait_ms.load()));
+                    end_by_default(std::stoi(arg));
                 } else if (kind == "STACKS") {
                     const std::int64_t req = std::stoll(arg);
                     GilSnapshot gil;
@@ -176,6 +200,27 @@ void crash_handler(int signal, siginfo_t* info, void*) {
     if (info == nullptr || info->si_code <= 0) ::raise(signal);
 }
 
+// An ending signal left at its default action: the reader thread sends the queued logpoint
+// messages and then ends the process. Not a Python handler: Python runs one only when the main
+// thread runs bytecode, and a main thread in a long C call (or one the signal did not interrupt)
+// would keep the process alive, where without dpdb it ends at once.
+void ending_handler(int signal) {
+    const int saved_errno = errno;
+    if (!g_ending.exchange(true) && g_pipe_pid == ::getpid() && g_pipe_write >= 0) {
+        char header[32];
+        snprintf(header, sizeof(header), "ENDING %d", signal);
+        write_marker(header);
+        write_marker("END");
+    } else {
+        end_by_default(signal);  // no reader of ours in this process yet (just forked)
+    }
+    errno = saved_errno;
+}
+
+bool is_ending_handler(const struct sigaction& action) {
+    return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == ending_handler;
+}
+
 }  // namespace
 
 int dump_pipe() {
@@ -190,6 +235,7 @@ int dump_pipe() {
         g_pipe_pid = ::getpid();
         g_crash_reported = false;
         g_in_crash = false;
+        g_ending = false;
         start_own_thread("dumps", [fd = fds[0]] { read_dumps(fd); });
     }
     return g_pipe_write;
@@ -201,6 +247,18 @@ void enable_dumps(int signal) {
 
 void disable_dumps() {
     g_dump_signal = 0;
+    if (g_ending_handlers_installed.exchange(false)) {
+        for (const int signal : kEndingSignals) {
+            struct sigaction current {};
+            // The program's own handler, set since, stays.
+            if (::sigaction(signal, nullptr, &current) == 0 && is_ending_handler(current)) {
+                struct sigaction action {};
+                action.sa_handler = SIG_DFL;
+                sigemptyset(&action.sa_mask);
+                ::sigaction(signal, &action, nullptr);
+            }
+        }
+    }
     if (g_crash_handlers_installed.exchange(false)) {
         for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
             ::sigaction(kFatalSignals[i], &g_previous[i], nullptr);
@@ -221,6 +279,24 @@ void install_crash_handlers() {
     action.sa_flags = SA_NODEFER | SA_SIGINFO;
     for (std::size_t i = 0; i < sizeof(kFatalSignals) / sizeof(int); ++i) {
         ::sigaction(kFatalSignals[i], &action, &g_previous[i]);
+    }
+}
+
+void flush_at_ending_signals(std::chrono::milliseconds wait,
+                             std::chrono::milliseconds connect_wait) {
+    g_ending_wait_ms = wait.count();
+    g_ending_connect_wait_ms = connect_wait.count();
+    if (g_ending_handlers_installed.exchange(true)) return;
+    for (const int signal : kEndingSignals) {
+        struct sigaction current {};
+        if (::sigaction(signal, nullptr, &current) != 0) continue;
+        // Ignored (nohup) or the program's own: left as they are.
+        if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;
+        struct sigaction action {};
+        action.sa_handler = ending_handler;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;  // the interrupted thread goes on as if nothing came
+        ::sigaction(signal, &action, nullptr);
     }
 }
 

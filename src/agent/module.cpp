@@ -170,6 +170,9 @@ NB_MODULE(_agent, m) {
     m.def("enable_dumps", [](int signal) { dpdb::agent::enable_dumps(signal); });
     m.def("install_crash_handlers", [] { dpdb::agent::install_crash_handlers(); });
     m.def("disable_dumps", [] { dpdb::agent::disable_dumps(); });
+    m.def("flush_at_ending_signals", [](double wait, double connect_wait) {
+        dpdb::agent::flush_at_ending_signals(to_ms(wait), to_ms(connect_wait));
+    });
     // A signal's action as the kernel has it (see signal_actions): saved, put back, compared.
     m.def("signal_action", [](int signal) {
         const std::string action = dpdb::agent::signal_action(signal);
