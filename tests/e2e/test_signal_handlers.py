@@ -28,3 +28,15 @@ def test_c_level_sigterm_handler_is_intact_after_a_session(dpdb):
     assert child.exitstatus == 7, (child.exitstatus, child.signalstatus)
     with open(written) as handled:
         assert handled.read() == "C handler ran\n"
+
+
+def test_sigterm_ends_a_process_whose_main_thread_is_in_a_long_c_call(dpdb):
+    """As without dpdb: at once, by the signal. dpdb sends the logpoint queue first on SIGTERM;
+    done by a Python handler, that waited for the main thread to run bytecode again (minutes)."""
+    child = dpdb.spawn("dpdb", "run", program("busy_in_c.py"))
+    child.expect(r"busy in C in (\d+)")
+    os.kill(int(child.match.group(1)), signal.SIGTERM)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "the C call returned" not in child.logfile_read.getvalue()
+    assert child.exitstatus == 128 + signal.SIGTERM, (child.exitstatus, child.signalstatus)
