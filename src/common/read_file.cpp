@@ -27,4 +27,17 @@ std::string read_whole_file(const std::string& path) {
     return text;
 }
 
+std::vector<std::string> command_line_of(long pid) {
+    const std::string all = read_whole_file("/proc/" + std::to_string(pid) + "/cmdline");
+    std::vector<std::string> argv;
+    std::size_t start = 0;
+    while (start < all.size()) {
+        auto end = all.find('\0', start);
+        if (end == std::string::npos) end = all.size();
+        argv.push_back(all.substr(start, end - start));
+        start = end + 1;
+    }
+    return argv;
+}
+
 }  // namespace dpdb

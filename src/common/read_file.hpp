@@ -4,10 +4,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dpdb {
 
 // The file's bytes, or "" if it cannot be opened or read to its end.
 std::string read_whole_file(const std::string& path);
+
+// A process's arguments, from /proc/PID/cmdline; none if it has gone (or is a zombie).
+std::vector<std::string> command_line_of(long pid);
 
 }  // namespace dpdb

@@ -56,19 +56,6 @@ std::optional<Stat> stat_of(std::int64_t pid) {
     return stat;
 }
 
-wire::Json command_line(std::int64_t pid) {
-    const auto text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
-    wire::Json argv = wire::Json::array();
-    std::size_t start = 0;
-    while (start < text.size()) {
-        auto end = text.find('\0', start);
-        if (end == std::string::npos) end = text.size();
-        argv.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return argv;
-}
-
 std::string text_of(const wire::Json& process, const char* key) {
     const auto it = process.find(key);
     if (it == process.end()) return "";
@@ -103,7 +90,7 @@ std::optional<LocalView> look_at(const wire::Json& process) {
         // A process on its way out has released its memory, and its executable with it, before
         // its descriptors close (a SIGKILL): no executable, and not for lack of permission.
         if (view.exe.empty() && errno == ENOENT) view.running = false;
-        view.argv = command_line(pid);
+        view.argv = command_line_of(pid);
     }
     return view;
 }
