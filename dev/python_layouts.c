@@ -9,6 +9,7 @@
 #include <internal/pycore_interp.h>
 #if PY_VERSION_HEX >= 0x030b0000
 #include <internal/pycore_frame.h>
+#include <internal/pycore_dict.h>
 #endif
 #include <stdio.h>
 #include <stddef.h>
@@ -32,6 +33,12 @@ int main(void) {
     O("frame_code", offsetof(_PyInterpreterFrame, f_code));
     O("frame_instruction", offsetof(_PyInterpreterFrame, prev_instr));
     O("frame_owner", offsetof(_PyInterpreterFrame, owner));
+    O("frame_localsplus", offsetof(_PyInterpreterFrame, localsplus));
+    O("heaptype_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
+    O("keys_log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+    O("keys_kind", offsetof(PyDictKeysObject, dk_kind));
+    O("keys_nentries", offsetof(PyDictKeysObject, dk_nentries));
+    O("keys_indices", offsetof(PyDictKeysObject, dk_indices));
     O("code_instructions", offsetof(PyCodeObject, co_code_adaptive));
     O("code_linetable", offsetof(PyCodeObject, co_linetable));
 #else
@@ -39,6 +46,9 @@ int main(void) {
     O("frame_previous", offsetof(PyFrameObject, f_back));
     O("frame_code", offsetof(PyFrameObject, f_code));
     O("frame_instruction", offsetof(PyFrameObject, f_lasti));
+    O("frame_localsplus", offsetof(PyFrameObject, f_localsplus));
+    /* PyDictKeysObject is private (Objects/dict-common.h): dk_size at 8, dk_nentries at 32,
+     * dk_indices at 40. */
 #if PY_VERSION_HEX >= 0x030a0000
     O("code_linetable", offsetof(PyCodeObject, co_linetable));
 #else
@@ -61,5 +71,10 @@ int main(void) {
     O("unicode_compact_size", sizeof(PyCompactUnicodeObject));
     O("bytes_size", offsetof(PyVarObject, ob_size));
     O("bytes_data", offsetof(PyBytesObject, ob_sval));
+    O("type_basicsize", offsetof(PyTypeObject, tp_basicsize));
+    O("type_flags", offsetof(PyTypeObject, tp_flags));
+    O("type_dictoffset", offsetof(PyTypeObject, tp_dictoffset));
+    O("dict_keys", offsetof(PyDictObject, ma_keys));
+    O("dict_values", offsetof(PyDictObject, ma_values));
     return 0;
 }

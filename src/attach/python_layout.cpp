@@ -30,18 +30,32 @@ PythonLayout common_before_313(int minor) {
     l.unicode_compact_size = 72;
     l.bytes_size = 16;
     l.bytes_data = 32;
+    l.keys_size = 8;
+    l.keys_nentries = 32;
+    l.keys_indices = 40;
     return l;
+}
+
+// From 3.11 on, the same PyDictKeysObject head.
+void dict_keys_from_311(PythonLayout* l) {
+    l->keys_size.reset();
+    l->keys_log2_index_bytes = 9;
+    l->keys_kind = 10;
+    l->keys_nentries = 24;
+    l->keys_indices = 32;
 }
 
 PythonLayout layout_39() {
     PythonLayout l = common_before_313(9);
     l.frame_instruction = 104;
+    l.frame_localsplus = 360;
     return l;
 }
 
 PythonLayout layout_310() {
     PythonLayout l = common_before_313(10);
     l.frame_instruction = 96;
+    l.frame_localsplus = 352;
     return l;
 }
 
@@ -63,6 +77,10 @@ PythonLayout layout_311() {
     l.code_linetable = 136;
     l.code_instructions = 184;
     l.runtime_gil = 360;
+    l.frame_localsplus = 72;
+    l.heaptype_cached_keys = 872;
+    l.instance_dict = PythonLayout::InstanceDict::dict_or_values_311;
+    dict_keys_from_311(&l);
     return l;
 }
 
@@ -87,6 +105,10 @@ PythonLayout layout_312() {
     l.interp_gil_pointer = 384;
     l.unicode_ascii_size = 40;
     l.unicode_compact_size = 56;
+    l.frame_localsplus = 72;
+    l.heaptype_cached_keys = 880;
+    l.instance_dict = PythonLayout::InstanceDict::tagged_312;
+    dict_keys_from_311(&l);
     return l;
 }
 
@@ -184,6 +206,16 @@ std::optional<PythonLayout> layout_313(const RemoteMemory& memory, std::uintptr_
     l.unicode_compact_size = d.unicode_object.asciiobject_size + kCompactExtra;
     l.bytes_size = d.bytes_object.ob_size;
     l.bytes_data = d.bytes_object.ob_sval;
+    l.frame_localsplus = d.interpreter_frame.localsplus;
+    l.object_type = d.pyobject.ob_type;
+    l.type_flags = d.type_object.tp_flags;
+    // Not in the debug offsets: PyHeapTypeObject's, and PyDictValues' header (4 bytes, aligned).
+    l.heaptype_cached_keys = 880;
+    l.instance_dict = PythonLayout::InstanceDict::inline_313;
+    l.dict_keys = d.dict_object.ma_keys;
+    l.dict_values = d.dict_object.ma_values;
+    l.values_start = 8;
+    dict_keys_from_311(&l);
     return l;
 }
 

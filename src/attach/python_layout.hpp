@@ -32,6 +32,7 @@ struct PythonLayout {
     std::uint64_t frame_code = 0;
     std::uint64_t frame_instruction = 0;       // f_lasti (an int) before 3.11; a pointer after
     std::optional<std::uint64_t> frame_owner;  // 3.11 on (a char)
+    std::uint64_t frame_localsplus = 0;        // the arguments, then the other locals
     // PyCodeObject
     std::uint64_t code_filename = 0;
     std::uint64_t code_name = 0;
@@ -51,6 +52,30 @@ struct PythonLayout {
     std::uint64_t unicode_compact_size = 0;  // sizeof(PyCompactUnicodeObject): other text
     std::uint64_t bytes_size = 0;
     std::uint64_t bytes_data = 0;
+    // Instances and dicts, as far as reading a Thread's _name needs: PyTypeObject is public and
+    // alike in every version; where an instance keeps its attributes is not.
+    std::uint64_t object_type = 8;
+    std::uint64_t type_basicsize = 32;
+    std::uint64_t type_flags = 168;
+    std::uint64_t type_dictoffset = 288;
+    std::uint64_t heaptype_cached_keys = 0;  // the keys a class's instances share, 3.11 on
+    enum class InstanceDict {
+        at_dictoffset,       // 3.9/3.10: a dict at the type's tp_dictoffset
+        dict_or_values_311,  // 3.11: the dict at -3 pointers, or shared-key values at -4
+        tagged_312,          // 3.12: at -3 pointers, values (low bit set) or the dict
+        inline_313,          // 3.13: the dict at -3 pointers, or values after the object
+    };
+    InstanceDict instance_dict = InstanceDict::at_dictoffset;
+    std::uint64_t dict_keys = 32;  // PyDictObject.ma_keys, ma_values
+    std::uint64_t dict_values = 40;
+    std::uint64_t values_start = 0;  // where PyDictValues' array starts (after a header, 3.13)
+    // PyDictKeysObject: 3.9/3.10 keep dk_size and 24-byte entries; 3.11 on the size's log2 and
+    // the index width's, and 16-byte entries for str keys (kinds 1 and 2).
+    std::optional<std::uint64_t> keys_size;
+    std::optional<std::uint64_t> keys_log2_index_bytes;
+    std::uint64_t keys_kind = 0;
+    std::uint64_t keys_nentries = 0;
+    std::uint64_t keys_indices = 0;
 };
 
 // The layout of CPython 3.`minor`, reading 3.13's own offsets from the process's _PyRuntime;

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "attach/line_table.hpp"
 #include "attach/python_layout.hpp"
 #include "attach/python_process.hpp"
 #include "attach/remote_memory.hpp"
+#include "attach/remote_objects.hpp"
 #include "attach/symbols.hpp"
 
 namespace dpdb::attach {
@@ -17,49 +19,9 @@ namespace {
 constexpr int kMaxInterpreters = 256;
 constexpr int kMaxThreads = 65536;
 constexpr int kMaxFrames = 65536;
-constexpr std::int64_t kMaxText = 65536;
 constexpr std::int64_t kMaxLineTable = 16 << 20;
 // _PyInterpreterFrame.owner of a frame the C stack owns (3.12 on): an entry shim, not code.
 constexpr char kOwnedByCStack = 3;
-
-// A compact str's text, as UTF-8.
-std::string utf8_of(const RemoteMemory& memory, const PythonLayout& layout, std::uintptr_t text) {
-    if (text == 0) return "?";
-    const auto state = memory.read<std::uint32_t>(text + layout.unicode_state);
-    const unsigned kind = (state >> 2) & 7;
-    const bool compact = ((state >> 5) & 1) != 0;
-    const bool ascii = ((state >> 6) & 1) != 0;
-    const auto length = memory.read<std::int64_t>(text + 16);  // PyASCIIObject.length
-    if (!compact || length < 0 || length > kMaxText || (kind != 1 && kind != 2 && kind != 4))
-        return "?";
-    const auto data = text + (ascii ? layout.unicode_ascii_size : layout.unicode_compact_size);
-    std::string raw = memory.read_bytes(data, static_cast<std::size_t>(length) * kind);
-    if (ascii) return raw;
-    std::string out;
-    for (std::int64_t i = 0; i < length; ++i) {
-        std::uint32_t c = 0;
-        for (unsigned b = 0; b < kind; ++b) {
-            c |= static_cast<std::uint32_t>(static_cast<unsigned char>(raw[i * kind + b]))
-                 << (8 * b);
-        }
-        if (c < 0x80) {
-            out += static_cast<char>(c);
-        } else if (c < 0x800) {
-            out += static_cast<char>(0xc0 | (c >> 6));
-            out += static_cast<char>(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-            out += static_cast<char>(0xe0 | (c >> 12));
-            out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-            out += static_cast<char>(0x80 | (c & 0x3f));
-        } else {
-            out += static_cast<char>(0xf0 | (c >> 18));
-            out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
-            out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
-            out += static_cast<char>(0x80 | (c & 0x3f));
-        }
-    }
-    return out;
-}
 
 struct Code {
     std::string file;
@@ -73,13 +35,14 @@ class StackReader {
     StackReader(const RemoteMemory& memory, const PythonLayout& layout)
         : memory_(memory), layout_(layout) {}
 
-    // The thread's frames, innermost first (the order of the chain).
-    void read_frames(std::uintptr_t thread, RemoteThread* out) {
+    // The thread's frames, innermost first (the order of the chain); the outermost's address.
+    std::uintptr_t read_frames(std::uintptr_t thread, RemoteThread* out) {
         std::uintptr_t frame = memory_.read_pointer(thread + layout_.thread_frame);
         if (frame != 0 && layout_.cframe_current_frame) {
             frame = memory_.read_pointer(frame + *layout_.cframe_current_frame);
         }
         std::set<std::uintptr_t> seen;
+        std::uintptr_t outermost = 0;
         for (int n = 0; frame != 0 && n < kMaxFrames; ++n) {
             if (!seen.insert(frame).second) {
                 out->complete = false;
@@ -88,9 +51,11 @@ class StackReader {
             if (!layout_.frame_owner ||
                 memory_.read<char>(frame + *layout_.frame_owner) != kOwnedByCStack) {
                 out->frames.push_back(frame_at(frame));
+                outermost = frame;
             }
             frame = memory_.read_pointer(frame + layout_.frame_previous);
         }
+        return outermost;
     }
 
   private:
@@ -112,14 +77,16 @@ class StackReader {
         return RemoteFrame{code.file, line, code.function};
     }
 
+    std::string text_at(std::uintptr_t pointer) {
+        return remote_text(memory_, layout_, memory_.read_pointer(pointer)).value_or("?");
+    }
+
     const Code& code_at(std::uintptr_t address) {
         const auto known = codes_.find(address);
         if (known != codes_.end()) return known->second;
         Code code;
-        code.file =
-            utf8_of(memory_, layout_, memory_.read_pointer(address + layout_.code_filename));
-        code.function =
-            utf8_of(memory_, layout_, memory_.read_pointer(address + layout_.code_name));
+        code.file = text_at(address + layout_.code_filename);
+        code.function = text_at(address + layout_.code_name);
         code.first_line = memory_.read<int>(address + layout_.code_firstlineno);
         const auto table = memory_.read_pointer(address + layout_.code_linetable);
         if (table != 0) {
@@ -136,6 +103,26 @@ class StackReader {
     const PythonLayout& layout_;
     std::map<std::uintptr_t, Code> codes_;
 };
+
+// The name of a thread that threading started: the `_name` of the Thread that its outermost frame,
+// Thread._bootstrap, has as `self`; empty where that is not what the thread shows.
+std::string thread_name(const RemoteMemory& memory, const PythonLayout& layout,
+                        const RemoteThread& thread, std::uintptr_t outermost) {
+    if (outermost == 0 || thread.frames.empty()) return "";
+    const RemoteFrame& first = thread.frames.back();  // still innermost first
+    const std::string_view module = "threading.py";
+    if (first.function != "_bootstrap" || first.file.size() < module.size() ||
+        first.file.compare(first.file.size() - module.size(), module.size(), module) != 0) {
+        return "";
+    }
+    try {
+        const auto self = memory.read_pointer(outermost + layout.frame_localsplus);
+        const auto name = remote_attribute(memory, layout, self, "_name");
+        return name == 0 ? "" : remote_text(memory, layout, name).value_or("");
+    } catch (const RemoteReadError&) {
+        return "";  // the thread ended, or `self` was not a Thread after all
+    }
+}
 
 // The thread state holding the GIL, or 0.
 std::uintptr_t gil_holder(const RemoteMemory& memory, const PythonLayout& layout,
@@ -189,11 +176,13 @@ RemoteStacks read_remote_stacks(pid_t pid) {
                 t.native_id = memory.read<long>(thread + layout->thread_native_id);
             }
             t.holds_gil = thread == holder;
+            std::uintptr_t outermost = 0;
             try {
-                reader.read_frames(thread, &t);
+                outermost = reader.read_frames(thread, &t);
             } catch (const RemoteReadError&) {
                 t.complete = false;  // a frame ended (it runs) while it was read
             }
+            if (t.complete) t.name = thread_name(memory, *layout, t, outermost);
             std::reverse(t.frames.begin(), t.frames.end());
             thread = memory.read_pointer(thread + layout->thread_next);
             stacks.threads.push_back(std::move(t));
@@ -202,7 +191,10 @@ RemoteStacks read_remote_stacks(pid_t pid) {
     }
     // Newest first in the lists, and the main interpreter last: its first thread is the last
     // read. Shown oldest first, as threads were started.
-    if (!stacks.threads.empty()) stacks.threads.back().main = true;
+    if (!stacks.threads.empty()) {
+        stacks.threads.back().main = true;
+        stacks.threads.back().name = "MainThread";
+    }
     std::reverse(stacks.threads.begin(), stacks.threads.end());
     return stacks;
 }

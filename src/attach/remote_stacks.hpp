@@ -20,6 +20,7 @@ struct RemoteThread {
     unsigned long ident = 0;  // threading's ident (the pthread_t)
     long native_id = 0;       // the kernel's thread id; 0 before 3.11, which does not keep it
     bool main = false;        // the main interpreter's first thread
+    std::string name;         // threading's name; empty where it could not be read
     bool holds_gil = false;
     bool complete = true;             // false: the stack changed while it was read (it runs)
     std::vector<RemoteFrame> frames;  // outermost first, as a traceback

@@ -44,24 +44,13 @@ class SourceLines {
     std::map<std::string, std::vector<std::string>> files_;
 };
 
-wire::Json argv_of(pid_t pid) {
-    const std::string all = read_whole_file("/proc/" + std::to_string(pid) + "/cmdline");
-    wire::Json argv = wire::Json::array();
-    std::size_t start = 0;
-    while (start < all.size()) {
-        auto end = all.find('\0', start);
-        if (end == std::string::npos) end = all.size();
-        argv.push_back(all.substr(start, end - start));
-        start = end + 1;
-    }
-    return argv;
+std::string name_of(const attach::RemoteThread& thread) {
+    return thread.name.empty() ? "?" : thread.name;
 }
 
-// A thread's heading, as the agent writes it (python/dpdb/_control.py); the name is known only
-// for the main thread: the others' names live in threading's objects, which are not read.
+// A thread's heading, as the agent writes it (python/dpdb/_control.py).
 std::string heading(const attach::RemoteThread& thread) {
-    std::string text = "  Thread " + std::string(thread.main ? "MainThread" : "?") + " (" +
-                       std::to_string(thread.ident);
+    std::string text = "  Thread " + name_of(thread) + " (" + std::to_string(thread.ident);
     if (thread.native_id != 0) text += ", native " + std::to_string(thread.native_id);
     text += ")";
     if (thread.holds_gil) text += " [holds the GIL]";
@@ -90,7 +79,7 @@ wire::Json memory_stacks(pid_t pid) {
         entry["error"] = e.what();
         return entry;
     }
-    entry["argv"] = argv_of(pid);
+    entry["argv"] = command_line_of(pid);
     entry["read_from_memory"] = stacks.version;  // the CPython whose layout was read
     SourceLines source(pid);
     wire::Json threads = wire::Json::array();
@@ -114,7 +103,7 @@ wire::Json memory_stacks(pid_t pid) {
         threads.push_back(
             {{"ident", thread.ident},
              {"native_id", thread.native_id == 0 ? wire::Json() : wire::Json(thread.native_id)},
-             {"name", thread.main ? "MainThread" : "?"},
+             {"name", name_of(thread)},
              {"gil", thread.holds_gil ? wire::Json("holds the GIL") : wire::Json()},
              {"complete", thread.complete},
              {"frames", std::move(frames)}});

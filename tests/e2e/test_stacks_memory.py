@@ -97,6 +97,9 @@ def test_stacks_read_from_memory_name_the_waiting_functions_and_lines(dpdb, outs
         (OUTSIDE, line_of(OUTSIDE, "# the main thread sleeps here"), "nap")]
     assert main["frames"][-1]["code"] == "time.sleep(60)  # the main thread sleeps here"
     assert waiter["ident"] == target.waiter_ident
+    # Read from its Thread object, found as `self` of threading's Thread._bootstrap frame.
+    assert waiter["name"] == "waiter"
+    assert "Thread waiter (%d" % target.waiter_ident in done.stdout
     # Interpreters keep the native id from 3.11 on.
     assert waiter["native_id"] == (target.waiter_native if sys.version_info >= (3, 11) else None)
     waiter_frames = frames(waiter)
@@ -123,6 +126,7 @@ def test_stacks_read_from_memory_match_the_agents(dpdb, outside):
     assert {t["name"] for t in agent_threads} == {"MainThread", "waiter"}
     for thread in agent_threads:
         assert frames(by_ident[thread["ident"]]) == frames(thread), thread["name"]
+        assert by_ident[thread["ident"]]["name"] == thread["name"]
     # The waiting threads stood where they stood before the agent came.
     assert [frames(t) for t in from_memory["stacks"]["threads"]] == [
         frames(by_ident[t["ident"]]) for t in from_memory["stacks"]["threads"]]
@@ -143,7 +147,7 @@ def test_the_thread_that_holds_the_gil_is_marked(dpdb, outside):
     # Caught anywhere in its loop: the `while` line or its body.
     spins = line_of(SPINNING, "# the spinner spins here")
     assert frames(spinner)[-1][2] == "spin" and frames(spinner)[-1][1] in (spins - 1, spins)
-    assert re.search(r"Thread \? \(%s.*\) \[holds the GIL\]" % spinner["ident"], done.stdout)
+    assert re.search(r"Thread spinner \(%s.*\) \[holds the GIL\]" % spinner["ident"], done.stdout)
 
 
 def test_a_process_that_is_not_python_is_refused_in_one_line(dpdb):
