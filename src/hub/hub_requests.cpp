@@ -64,6 +64,8 @@ void HubImpl::broadcast_breakpoints() {
         process.breakpoints_reported = false;
         if (auto agent = this->connection(connection)) agent->send(update);
     }
+    // Clients that show the list (dpdb web's page) ask for it again, with where each is armed.
+    publish("breakpoints", Json::object());
 }
 
 void HubImpl::stacks_request(const ConnectionPtr& client, const Message& message) {

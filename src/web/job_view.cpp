@@ -1,5 +1,7 @@
 #include "web/job_view.hpp"
 
+#include <chrono>
+
 namespace dpdb::web {
 namespace {
 
@@ -7,6 +9,21 @@ using wire::Json;
 
 // Ended processes kept for the page (the hub's store keeps its own, longer record).
 constexpr std::size_t kKeptExits = 10000;
+// The starts, stops and ends kept for the timeline of a page that connects later.
+constexpr std::size_t kKeptMoments = 10000;
+
+// Now, in seconds since the epoch: when dpdb web heard of an event (the hub's events carry no
+// time of their own; logpoint messages do, from the process's clock).
+double now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The events the timeline shows beside logpoint messages.
+bool is_moment(const std::string& kind) {
+    return kind == "process_start" || kind == "session_open" || kind == "process_crash" ||
+           kind == "process_exit";
+}
 
 std::int64_t id_of(const Json& object, const char* key) {
     const auto it = object.find(key);
@@ -56,6 +73,7 @@ std::optional<Json> JobView::apply(const wire::Message& message) {
     if (message.type != "event") return std::nullopt;
     const auto kind = message.str("kind");
     const auto& data = message["data"];
+    Json told = data;
     if (kind == "process_start" || kind == "process_update") {
         process_seen(data);
     } else if (kind == "session_open" || kind == "session_update") {
@@ -71,18 +89,30 @@ std::optional<Json> JobView::apply(const wire::Message& message) {
         Json record = it != processes_.end() ? it->second : Json::object();
         if (it != processes_.end()) processes_.erase(it);
         record.update(data);
+        // The hub names the pid only: the page's timeline wants the lane (host) it ended in.
+        if (record.contains("host")) told["host"] = record["host"];
         ended(std::move(record));
-    } else if (kind != "log") {
+    } else if (kind != "log" && kind != "breakpoints") {
         return std::nullopt;
     }
-    return Json{{"t", "event"}, {"kind", kind}, {"data", data}};
+    Json event = {{"t", "event"}, {"kind", kind}};
+    if (is_moment(kind) && told.is_object()) {
+        told["at"] = now();
+        event["data"] = std::move(told);
+        moments_.push_back(event);
+        if (moments_.size() > kKeptMoments) moments_.pop_front();
+    } else {
+        event["data"] = std::move(told);
+    }
+    return event;
 }
 
 Json JobView::snapshot() const {
     return {{"t", "snapshot"},
             {"processes", values(processes_)},
             {"sessions", values(sessions_)},
-            {"exited", values(exited_)}};
+            {"exited", values(exited_)},
+            {"moments", Json(moments_)}};
 }
 
 }  // namespace dpdb::web

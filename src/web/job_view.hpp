@@ -19,7 +19,9 @@ class JobView {
     // Applies a message from the hub; returns what the page is to be told of it, if anything.
     std::optional<wire::Json> apply(const wire::Message& message);
 
-    // {"t": "snapshot", processes, sessions, exited}: the whole job, for a page that connects.
+    // {"t": "snapshot", processes, sessions, exited, moments}: the whole job, for a page that
+    // connects; `moments` are the latest starts, stops and ends as their events were passed on,
+    // each stamped with when dpdb web heard of it (`at`).
     wire::Json snapshot() const;
     // A paused session as the hub last described it; nullptr if it is not open.
     const wire::Json* session(std::int64_t sid) const {
@@ -37,6 +39,7 @@ class JobView {
     std::map<std::int64_t, wire::Json> sessions_;   // by the hub's session id
     std::map<std::int64_t, wire::Json> exited_;     // by pid: how each ended
     std::deque<std::int64_t> exit_order_;           // the oldest first, to bound exited_
+    std::deque<wire::Json> moments_;                // the timeline's events, the oldest first
 };
 
 }  // namespace dpdb::web

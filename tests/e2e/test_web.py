@@ -163,12 +163,11 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
         lane = page.locator('#timeline .lane[data-pid="%d"]' % pid)
         said = "waiting " + process["process_name"][-1]
         expect(lane.locator(".newest")).to_have_text(said)
-        expect(lane.locator(".mark").first).to_have_attribute("title", re.compile(": %s$" % said))
+        expect(lane.locator(".mark.log").first).to_have_attribute(
+            "title", re.compile(": %s$" % said))
         times = [float(t) for t in lane.locator(".mark").evaluate_all(
             "marks => marks.map((mark) => mark.dataset.time)")]
         assert times == sorted(times), times
-    if SCREENSHOTS:
-        page.locator("#timeline").screenshot(path=os.path.join(SCREENSHOTS, "web-timeline.png"))
     listed = dpdb.run("dpdb", "break", "--list")
     assert "web_job.py:%d" % wait_line in listed.stdout and "waiting {index}" in listed.stdout
     row.locator("button.clear").click()
@@ -217,6 +216,90 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
 
     open(stop_file, "w").close()
     finish(run)
+    page.close()
+    web.terminate(force=True)
+
+
+def view_span(timeline):
+    """The timeline's visible span in seconds, as the page shows it."""
+    return float(timeline.get_attribute("data-to")) - float(timeline.get_attribute("data-from"))
+
+
+def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
+    from playwright.sync_api import expect
+
+    # The page first, then the job on its hub: its processes' starts are on the timeline too.
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect(r"dpdb hub listening on (unix:\S+)\r\n")
+    web, url, _, _ = start_web(dpdb)
+    page = browser.new_page(viewport={"width": 1400, "height": 700})
+    page.set_default_timeout(TIMEOUT * 1000)
+    page.goto(url)
+    expect(page.locator("#link")).to_have_text("live")
+    stop_file = os.path.join(dpdb.root, "stop")
+    run = dpdb.spawn("dpdb", "run", "--hub", hub.match.group(1), JOB, stop_file, "job")
+    run.expect(PROMPT)
+    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    processes = live_pids(dpdb)
+    worker = dpdb.ls()["sessions"][0]["pid"]
+    stop_line = line_of(JOB, "worker-1 stops here") - (1 if STOPS_ON_CALL else 0)
+
+    timeline = page.locator("#timeline")
+    lane = lambda pid: timeline.locator('.lane[data-pid="%d"]' % pid)  # noqa: E731
+    for pid in processes:
+        expect(lane(pid).locator(".mark.start")).to_have_count(1)
+    expect(lane(worker).locator(".mark.stop")).to_have_attribute(
+        "title", re.compile(r"paused at .*web_job\.py:%d in work$" % stop_line))
+
+    # A logpoint set from a terminal is pushed to the page's list; its messages reach the lanes.
+    wait_line = line_of(JOB, "os.access(stop_file")
+    dpdb.run("dpdb", "break", "web_job.py:%d" % wait_line, "--log", "waiting {index}")
+    row = page.locator("#breakpoints tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(1)).to_have_text("web_job.py:%d" % wait_line)
+    expect(row.locator(".standing")).to_have_text(re.compile(r"^armed in [1-4] of 4"))
+    waiting = [pid for pid, p in processes.items() if p.get("process_name") == "worker-0"][0]
+    expect(lane(waiting).locator(".mark.log").first).to_have_attribute(
+        "title", re.compile(": waiting 0$"))
+
+    # Zoom and pan, by the keys, a button and the wheel. Moved, the view stays where it is
+    # (while messages come), and 0 makes it follow the newest again.
+    expect(timeline).to_have_attribute("data-following", "yes")
+    lanes = timeline.locator(".lanes")
+    lanes.focus()
+    page.keyboard.press("ArrowLeft")
+    expect(timeline).to_have_attribute("data-following", "no")
+    span = view_span(timeline)
+
+    def moved(do, span_after):
+        shown = timeline.get_attribute("data-from"), timeline.get_attribute("data-to")
+        do()
+        expect(timeline).not_to_have_attribute("data-from", shown[0])
+        assert view_span(timeline) == pytest.approx(span_after, rel=1e-6)
+        return float(timeline.get_attribute("data-from")) - float(shown[0])
+
+    moved(lambda: timeline.locator('button[data-do="in"]').click(), span / 1.5)
+    assert moved(lambda: page.keyboard.press("ArrowRight"), span / 1.5) > 0
+    moved(lambda: page.keyboard.press("-"), span)
+    lanes.hover()
+    moved(lambda: page.mouse.wheel(0, 120), span * 1.5)
+    page.keyboard.press("0")
+    expect(timeline).to_have_attribute("data-following", "yes")
+
+    # Cleared from a terminal: gone from the page's list too.
+    bp = row.get_attribute("data-bp")
+    dpdb.run("dpdb", "break", "--clear", bp)
+    expect(row).to_have_count(0)
+
+    # The ends: every process's lane ends with how it ended.
+    run.sendline("c")
+    open(stop_file, "w").close()
+    for pid in processes:
+        expect(lane(pid).locator(".mark.end")).to_have_attribute(
+            "title", re.compile(r"exited with 0$"))
+    finish(run)
+    if SCREENSHOTS:
+        timeline.screenshot(path=os.path.join(SCREENSHOTS, "web-timeline.png"))
     page.close()
     web.terminate(force=True)
 

@@ -1,5 +1,5 @@
 // dpdb web's page: the job pushed over one WebSocket, drawn as host → process → thread, with a
-// console per paused session, the global breakpoints and the job's stacks.
+// console per paused session, the global breakpoints, the timeline and the job's stacks.
 // Everything a peer sent (argv, tags, names, file names) goes into the page as text only.
 import { Breakpoints } from "/breakpoints.js";
 import { Consoles } from "/consoles.js";
@@ -11,6 +11,7 @@ let drawPending = false;
 let socket = null;
 let consoles = null;
 let timeline = null;
+let breakpoints = null;
 const asked = new Map();  // request id -> its promise's resolve
 let lastAsked = 0;
 
@@ -253,8 +254,15 @@ function redraw() {
 function received(message) {
   switch (message.t) {
     case "snapshot":
+      for (const moment of message.moments || []) timeline.event(moment.kind, moment.data);
+      apply(message);
+      redraw();
+      break;
     case "event":
       if (message.kind === "log") timeline.add([message.data]);
+      else timeline.event(message.kind, message.data);
+      // Another client (`dpdb break`, an IDE) changed the job's breakpoints: the list again.
+      if (message.kind === "breakpoints") breakpoints.refresh();
       apply(message);
       redraw();
       break;
@@ -306,7 +314,7 @@ function connect() {
 
 // A module runs once the document is parsed.
 consoles = new Consoles(document.getElementById("consoles"), send);
-const breakpoints = new Breakpoints(document.getElementById("breakpoints"), ask);
+breakpoints = new Breakpoints(document.getElementById("breakpoints"), ask);
 new Stacks(document.getElementById("stacks"), ask);
 timeline = new Timeline(document.getElementById("timeline"), ask);
 document.getElementById("filter").addEventListener("input", redraw);

@@ -1,9 +1,17 @@
-// The logpoints' messages on one time axis, a lane per process, each lane's in the order of
-// their times: those the hub kept (asked once connected), then each as it comes.
-// A message's text is a peer's: it is put in the page as text (a title, a text node) only.
+// The job on one time axis, a lane per process: its logpoint messages, its stops, its start and
+// its end. Zoom and pan by wheel, drag, buttons or keys; the view follows the newest until the
+// user moves it ("all" follows again).
+// Each mark is placed once, at its time; the view is two CSS properties on the lanes' container
+// (--from, --span) that every mark's position is computed from, so a new message adds one mark to
+// one lane, and zooming redraws no element.
+// What a peer sent (a message's text, a thread's name) is put in the page as text only.
 
-// The newest kept on the page; older ones leave it first.
+// The newest marks kept on the page; older ones leave it first.
 const KEPT = 10000;
+// The least span a zoom reaches (seconds), and how much one step zooms.
+const LEAST_SPAN = 0.001;
+const ZOOM_STEP = 1.5;
+const PAN_STEP = 0.25;  // of the span
 
 function clock(time) {
   const date = new Date(time * 1000);
@@ -11,14 +19,48 @@ function clock(time) {
     String(date.getMilliseconds()).padStart(3, "0");
 }
 
+// [kind, words, lane fields] of a job event the timeline shows, or null.
+function moment(kind, data) {
+  switch (kind) {
+    case "process_start":
+      return ["start", "started " + (Array.isArray(data.argv) ? data.argv.join(" ") : "")];
+    case "session_open": {
+      const place = data.file ? data.file + ":" + data.line : "an unknown line";
+      return ["stop", "thread " + (data.thread || data.tid) + " paused at " + place +
+              (data.function ? " in " + data.function : "")];
+    }
+    case "process_crash":
+      return ["end", "crashing by " + data.signal];
+    case "process_exit":
+      if (data.signal) return ["end", "crashed by " + data.signal];
+      if (data.status !== undefined) return ["end", "exited with " + data.status];
+      return ["end", "ended (" + (data.reason || "unknown") + ")"];
+  }
+  return null;
+}
+
 export class Timeline {
   constructor(root, ask) {
     this.ask = ask;
+    this.root = root;
     this.lanes = root.querySelector(".lanes");
     this.span = root.querySelector(".span");
-    this.messages = [];
-    this.seen = new Set();  // what was received twice (kept, and live) is shown once
-    this.drawPending = false;
+    this.byName = new Map();  // lane name -> {node, track, newest, name}
+    this.marks = [];          // every mark on the page: {time, node, key}
+    this.seen = new Set();    // what was received twice (kept, and live) is shown once
+    this.first = Infinity;
+    this.last = -Infinity;
+    this.origin = null;       // marks' times are kept relative to it (CSS numbers stay small)
+    this.view = null;         // [from, to] once the user moved it; null: follow the whole
+    this.viewPending = false;
+    root.querySelector(".controls").addEventListener("click", (event) => {
+      const button = event.target.closest("button");
+      if (button) this.command(button.dataset.do);
+    });
+    this.lanes.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
+    this.lanes.addEventListener("pointerdown", (event) => this.drag(event));
+    // Keys anywhere in the panel (its buttons too, once clicked).
+    root.addEventListener("keydown", (event) => this.key(event));
   }
 
   async load() {
@@ -26,65 +68,192 @@ export class Timeline {
     if (result.ok) this.add(result.data.messages || []);
   }
 
+  // Logpoint messages: each a mark in its process's lane, its text the lane's newest.
   add(messages) {
     for (const message of messages) {
       if (typeof message.time !== "number") continue;
       const key = [message.host, message.pid, message.tid, message.time, message.text].join("\n");
       if (this.seen.has(key)) continue;
       this.seen.add(key);
-      this.messages.push(message);
+      const lane = this.lane(message.host, message.pid, message.process_name);
+      const mark = this.mark(lane, "log", message.time,
+                             (message.thread || "?") + ": " + message.text, key);
+      if (lane.newestTime === null || message.time >= lane.newestTime) {
+        lane.newestTime = message.time;
+        lane.newest.textContent = message.text;
+      }
+      mark.dataset.text = message.text;
     }
-    if (this.messages.length > KEPT) {
-      this.messages.sort((a, b) => a.time - b.time);
-      this.messages.splice(0, this.messages.length - KEPT);
+    this.changed();
+  }
+
+  // A job event (pushed with `at`, when dpdb web heard of it): a start, a stop or an end.
+  event(kind, data) {
+    const shown = data && typeof data.at === "number" ? moment(kind, data) : null;
+    if (!shown) return;
+    const lane = this.lane(data.host, data.pid, data.process_name);
+    this.mark(lane, shown[0], data.at, shown[1]);
+    this.changed();
+  }
+
+  lane(host, pid, processName) {
+    const name = (host || "?") + " pid " + pid;
+    let lane = this.byName.get(name);
+    if (lane) {
+      if (processName && !lane.label.textContent.endsWith(" " + processName)) {
+        lane.label.textContent = name + " " + processName;
+      }
+      return lane;
     }
-    if (!this.drawPending) {
-      this.drawPending = true;
-      requestAnimationFrame(() => this.draw());
+    const node = document.createElement("div");
+    node.className = "lane";
+    node.dataset.pid = String(pid);
+    const label = document.createElement("div");
+    label.className = "lane-name";
+    label.textContent = name + (processName ? " " + processName : "");
+    const track = document.createElement("div");
+    track.className = "track";
+    const newest = document.createElement("div");
+    newest.className = "newest";
+    node.append(label, track, newest);
+    lane = { name, node, label, track, newest, newestTime: null };
+    this.byName.set(name, lane);
+    // In the order of their names: the one new lane goes where it belongs.
+    const names = [...this.byName.keys()].sort();
+    const next = names[names.indexOf(name) + 1];
+    this.lanes.insertBefore(node, next ? this.byName.get(next).node : null);
+    return lane;
+  }
+
+  mark(lane, kind, time, words, key) {
+    if (this.origin === null) this.origin = Math.floor(time);
+    const node = document.createElement("span");
+    node.className = "mark " + kind;
+    node.dataset.time = String(time);
+    node.title = clock(time) + " " + words;
+    node.style.setProperty("--t", String(time - this.origin));
+    // A lane's marks in the order of their times (the kept ones come after some live ones).
+    let before = null;
+    for (let child = lane.track.lastElementChild; child; child = child.previousElementSibling) {
+      if (Number(child.dataset.time) <= time) break;
+      before = child;
+    }
+    lane.track.insertBefore(node, before);
+    this.marks.push({ time, node, key });
+    this.first = Math.min(this.first, time);
+    this.last = Math.max(this.last, time);
+    return node;
+  }
+
+  changed() {
+    if (this.marks.length > KEPT) this.prune();
+    if (this.viewPending) return;
+    this.viewPending = true;
+    requestAnimationFrame(() => this.showView());
+  }
+
+  prune() {
+    this.marks.sort((a, b) => a.time - b.time);
+    for (const gone of this.marks.splice(0, this.marks.length - KEPT)) {
+      gone.node.remove();
+      if (gone.key) this.seen.delete(gone.key);
+    }
+    this.first = this.marks[0].time;
+  }
+
+  // [from, to]: the user's, or the whole job's with a margin so the ends' marks show whole.
+  visible() {
+    if (this.view) return this.view;
+    const span = Math.max(this.last - this.first, LEAST_SPAN);
+    return [this.first - span * 0.02, this.last + span * 0.02];
+  }
+
+  showView() {
+    this.viewPending = false;
+    if (this.origin === null) return;
+    const [from, to] = this.visible();
+    this.lanes.style.setProperty("--from", String(from - this.origin));
+    this.lanes.style.setProperty("--span", String(to - from));
+    this.root.dataset.from = String(from);
+    this.root.dataset.to = String(to);
+    this.root.dataset.following = this.view ? "no" : "yes";
+    this.span.textContent = clock(from) + " – " + clock(to) + " (" +
+      (to - from).toFixed(3) + " s), " + this.marks.length + " marks" +
+      (this.view ? "" : ", following");
+  }
+
+  // Zooms by `factor` (below 1: in) around `at`, a fraction of the width from the left.
+  zoom(factor, at = 0.5) {
+    if (this.origin === null) return;
+    const [from, to] = this.visible();
+    const span = Math.max((to - from) * factor, LEAST_SPAN);
+    const centre = from + (to - from) * at;
+    this.view = [centre - span * at, centre - span * at + span];
+    this.changed();
+  }
+
+  pan(fraction) {
+    if (this.origin === null) return;
+    const [from, to] = this.visible();
+    const by = (to - from) * fraction;
+    this.view = [from + by, to + by];
+    this.changed();
+  }
+
+  command(what) {
+    if (what === "in") this.zoom(1 / ZOOM_STEP);
+    else if (what === "out") this.zoom(ZOOM_STEP);
+    else if (what === "earlier") this.pan(-PAN_STEP);
+    else if (what === "later") this.pan(PAN_STEP);
+    else if (what === "all") {
+      this.view = null;
+      this.changed();
     }
   }
 
-  draw() {
-    this.drawPending = false;
-    if (!this.messages.length) return;
-    const byLane = new Map();
-    let first = Infinity;
-    let last = -Infinity;
-    for (const message of this.messages) {
-      const lane = (message.host || "?") + " pid " + message.pid;
-      if (!byLane.has(lane)) byLane.set(lane, []);
-      byLane.get(lane).push(message);
-      first = Math.min(first, message.time);
-      last = Math.max(last, message.time);
+  // Where a pointer is across the tracks, as a fraction of their width.
+  across(clientX) {
+    const track = this.lanes.querySelector(".track");
+    if (!track) return 0.5;
+    const box = track.getBoundingClientRect();
+    return Math.min(Math.max((clientX - box.left) / Math.max(box.width, 1), 0), 1);
+  }
+
+  wheel(event) {
+    event.preventDefault();
+    if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
+      const by = event.shiftKey ? event.deltaY : event.deltaX;
+      this.pan(Math.sign(by) * PAN_STEP / 2);
+    } else if (event.deltaY) {
+      this.zoom(event.deltaY < 0 ? 1 / ZOOM_STEP : ZOOM_STEP, this.across(event.clientX));
     }
-    const width = Math.max(last - first, 0.001);
-    this.span.textContent = clock(first) + " – " + clock(last) + ", " +
-      this.messages.length + " messages";
-    const lanes = [];
-    for (const [name, messages] of [...byLane.entries()].sort()) {
-      messages.sort((a, b) => a.time - b.time);
-      const lane = document.createElement("div");
-      lane.className = "lane";
-      lane.dataset.pid = String(messages[0].pid);
-      const label = document.createElement("div");
-      label.className = "lane-name";
-      label.textContent = name + (messages[0].process_name ? " " + messages[0].process_name : "");
-      const track = document.createElement("div");
-      track.className = "track";
-      for (const message of messages) {
-        const mark = document.createElement("span");
-        mark.className = "mark";
-        mark.dataset.time = String(message.time);
-        mark.title = clock(message.time) + " " + (message.thread || "?") + ": " + message.text;
-        mark.style.left = (100 * (message.time - first) / width) + "%";
-        track.append(mark);
-      }
-      const newest = document.createElement("div");
-      newest.className = "newest";
-      newest.textContent = messages[messages.length - 1].text;
-      lane.append(label, track, newest);
-      lanes.push(lane);
-    }
-    this.lanes.replaceChildren(...lanes);
+  }
+
+  drag(event) {
+    const track = this.lanes.querySelector(".track");
+    if (event.button !== 0 || !track || this.origin === null) return;
+    const width = Math.max(track.getBoundingClientRect().width, 1);
+    const [from, to] = this.visible();
+    const startX = event.clientX;
+    const move = (moved) => {
+      const by = -(moved.clientX - startX) / width * (to - from);
+      this.view = [from + by, to + by];
+      this.changed();
+    };
+    const stop = () => {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", stop);
+    };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", stop);
+  }
+
+  key(event) {
+    const commands = { "+": "in", "=": "in", "-": "out", ArrowLeft: "earlier",
+                       ArrowRight: "later", "0": "all" };
+    const what = commands[event.key];
+    if (!what) return;
+    event.preventDefault();
+    this.command(what);
   }
 }
