@@ -16,6 +16,7 @@ from conftest import TIMEOUT, line_of, program, wait_until
 
 OUTSIDE = program(os.path.join("stacks", "outside.py"))
 SPINNING = program(os.path.join("stacks", "spinning.py"))
+UNNAMED = program(os.path.join("stacks", "unnamed.py"))
 # The interpreter itself, outside the test's virtual environment: no dpdb in its sys.path.
 PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 # Where the kernel shows a thread in time.sleep: clock_nanosleep from 3.11 on, select before.
@@ -180,3 +181,11 @@ def test_another_users_process_is_refused_in_one_line(dpdb, outside):
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip() == (
         "pid %d belongs to root: only that user or root may debug it" % target.pid)
+
+
+def test_a_thread_threading_did_not_start_reads_without_a_name(dpdb, outside):
+    target = outside(UNNAMED)
+    main, raw = stacks_json(dpdb, "-p", str(target.pid), env=MEMORY)["stacks"]["threads"]
+    assert raw["ident"] == int(target.said[1])
+    assert (main["name"], raw["name"]) == ("MainThread", "?")
+    assert [f[2] for f in frames(raw)] == ["raw"]
