@@ -9,11 +9,11 @@ namespace {
 constexpr std::int64_t kMaxText = 65536;
 // A dict with more entries than this is not an instance's attributes.
 constexpr std::int64_t kMaxEntries = 4096;
-constexpr std::uint64_t kManagedDict = 1UL << 4;   // Py_TPFLAGS_MANAGED_DICT, 3.11 on
-constexpr std::uint64_t kInlineValues = 1UL << 2;  // Py_TPFLAGS_INLINE_VALUES, 3.13
-constexpr std::intptr_t kManagedDictOffset = -3 * 8;
-constexpr std::intptr_t kValuesPointerOffset311 = -4 * 8;
-constexpr std::uint64_t kInlineValuesValid = 3;  // PyDictValues.valid, 3.13
+constexpr std::uint64_t kManagedDict = 1UL << 4;        // Py_TPFLAGS_MANAGED_DICT, 3.11 on
+constexpr std::uint64_t kInlineValues = 1UL << 2;       // Py_TPFLAGS_INLINE_VALUES, 3.13
+constexpr std::intptr_t kManagedDictOffset = -24;       // three pointers before the object
+constexpr std::intptr_t kValuesPointerOffset311 = -32;  // four
+constexpr std::uint64_t kInlineValuesValid = 3;         // PyDictValues.valid, 3.13
 
 void append_utf8(std::uint32_t c, std::string* out) {
     if (c < 0x80) {
