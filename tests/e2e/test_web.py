@@ -12,6 +12,7 @@ import pexpect
 import pytest
 
 from conftest import PROMPT, STOPS_ON_CALL, TIMEOUT, finish, line_of, program, wait_until
+from test_scale import AGENTS, crowd  # noqa: F401 (a fixture: a hub with a crowd of agents)
 
 JOB = program("web_job.py")
 HOSTILE = "<script>alert(1)</script>"
@@ -19,9 +20,9 @@ CHROMIUM = shutil.which("chromium")
 SCREENSHOTS = os.environ.get("DPDB_SCREENSHOTS")  # a folder (docs/) to keep the page's pictures in
 
 
-def start_web(dpdb):
+def start_web(dpdb, env=None):
     """`dpdb web` on the job's hub: the child and the URL it printed."""
-    web = dpdb.spawn("dpdb", "web")
+    web = dpdb.spawn("dpdb", "web", env=env)
     web.expect(r"dpdb web: open (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))\r\n")
     return web, web.match.group(1), int(web.match.group(2)), web.match.group(3)
 
@@ -220,6 +221,37 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
     web.terminate(force=True)
 
 
+def test_scrolling_the_tree_draws_the_rows_that_come_into_view(dpdb, browser, crowd):
+    from playwright.sync_api import expect
+
+    web, url, _, _ = start_web(dpdb, env=crowd.env)
+    # A short window: a few rows of the job's hundreds are in view.
+    page = browser.new_page(viewport={"width": 1100, "height": 400})
+    page.set_default_timeout(TIMEOUT * 1000)
+    page.goto(url)
+    expect(page.locator("#counts")).to_have_text(re.compile(r"^%d live:" % AGENTS))
+    tree = page.locator("#tree")
+    first, last = tree.locator('.process[data-pid="700000"]'), tree.locator(
+        '.process[data-pid="%d"]' % (700000 + AGENTS - 1))  # the last host's last process
+    expect(first).to_be_visible()
+    expect(last).to_have_count(0)
+    drawn = tree.locator(".process").count()
+    assert 0 < drawn < AGENTS / 4, drawn
+
+    # Scrolled to the end by the wheel: the rows there are drawn, those left behind are not.
+    tree.hover()
+    page.mouse.wheel(0, 30 * AGENTS * 22)
+    expect(last).to_be_visible()
+    expect(last.locator(".argv")).to_contain_text("--rank %d" % (AGENTS - 1))
+    expect(first).to_have_count(0)
+    assert tree.locator(".process").count() < AGENTS / 4
+    page.mouse.wheel(0, -30 * AGENTS * 22)
+    expect(first).to_be_visible()
+    expect(last).to_have_count(0)
+    page.close()
+    web.terminate(force=True)
+
+
 def view_span(timeline):
     """The timeline's visible span in seconds, as the page shows it."""
     return float(timeline.get_attribute("data-to")) - float(timeline.get_attribute("data-from"))
@@ -291,12 +323,14 @@ def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
     dpdb.run("dpdb", "break", "--clear", bp)
     expect(row).to_have_count(0)
 
-    # The ends: every process's lane ends with how it ended.
+    # The ends: every process's lane ends with how it ended (the worker said its status).
     run.sendline("c")
     open(stop_file, "w").close()
     for pid in processes:
         expect(lane(pid).locator(".mark.end")).to_have_attribute(
-            "title", re.compile(r"exited with 0$"))
+            "title", re.compile(r" (exited with 0|ended \(.+\))$"))
+    expect(lane(worker).locator(".mark.end")).to_have_attribute(
+        "title", re.compile(r" exited with 0$"))
     finish(run)
     if SCREENSHOTS:
         timeline.screenshot(path=os.path.join(SCREENSHOTS, "web-timeline.png"))
