@@ -32,15 +32,18 @@ CALLS = {"recv": "a socket's recv (recvfrom)", "waitpid": "waitpid (wait4)",
 class Waiting:
     """waiting.py MODE started plainly, its output read line by line (bounded)."""
 
-    def __init__(self, dpdb, mode, python=PLAIN_PYTHON, env=None):
+    def __init__(self, dpdb, mode, python=PLAIN_PYTHON, env=None, wrapper=()):
         env = dict({k: v for k, v in dpdb.env.items()
                     if not k.startswith("DPDB_") and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")},
                    **(env or {}))
-        self.process = subprocess.Popen([python, "-u", WAITING, mode], env=env,
+        self.process = subprocess.Popen([*wrapper, python, "-u", WAITING, mode], env=env,
                                         stdout=subprocess.PIPE, start_new_session=True)
         self.pid = self.process.pid
         self.pending = b""
         self.expect("ready")
+        if wrapper:  # the program is the wrapper's only child
+            with open("/proc/%d/task/%d/children" % (self.pid, self.pid)) as children:
+                (self.pid,) = map(int, children.read().split())
 
     def expect(self, line, timeout=TIMEOUT):
         """Waits for the next line of output, which must be `line`."""
@@ -67,7 +70,7 @@ class Waiting:
 
     def kill(self):
         if self.process.poll() is None:
-            os.killpg(self.pid, signal.SIGKILL)
+            os.killpg(self.process.pid, signal.SIGKILL)  # its group: a wrapper too
             self.process.wait()
 
 
@@ -192,6 +195,22 @@ def test_ctrl_c_of_an_attach_waiting_for_its_pause_leaves_nothing_armed(dpdb, wa
     session.expect("attach interrupted: pid %d runs on without the debugger" % program_.pid)
     finish(session, 130)
     # An armed pause would stop it on the line after the wait, before it says so.
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
+def test_a_process_in_another_pid_namespace_is_registered_under_the_pid_seen_here(dpdb, waiting):
+    if subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode:
+        pytest.skip("a pid namespace of its own needs root")
+    program_ = waiting("sleep", wrapper=["unshare", "--pid", "--fork"])
+    with open("/proc/%d/status" % program_.pid) as status:
+        (pids,) = [line.split()[1:] for line in status if line.startswith("NSpid:")]
+    assert pids == [str(program_.pid), "1"]  # 1 inside its namespace
+    attach_no_pause(dpdb, program_.pid)
+    (listed,) = [p for p in dpdb.ls()["processes"] if p["pid"] == program_.pid]
+    assert listed["inner_pid"] == 1, listed
+    detach(dpdb, program_.pid)  # reaches it by the pid seen here
     program_.wake()
     program_.expect("woken")
     program_.terminate()
