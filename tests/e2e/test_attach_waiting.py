@@ -223,13 +223,15 @@ def process_state(pid):
             "fds": len(os.listdir("/proc/%d/fd" % pid))}
 
 
-def test_ten_attach_and_detach_rounds_leave_the_program_as_it_was(dpdb, waiting):
-    program_ = waiting("sleep")
+# No threading, a socket, a pool of threads that all wait.
+@pytest.mark.parametrize("mode", ["sleep", "recv", "pool"])
+def test_ten_attach_and_detach_rounds_leave_the_program_as_it_was(dpdb, waiting, mode):
+    program_ = waiting(mode)
     rounds = []
     for number in range(10):
         # Each round pauses, stops at the next line, quits the session and detaches.
         session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
-        session.expect(pause_notice("sleep", program_.pid))
+        session.expect(pause_notice(mode, program_.pid))
         program_.wake()
         session.expect(PROMPT)
         session.sendline("q")
