@@ -11,12 +11,17 @@ new target:
               thread waits in
   prompt      from the signal that ends the wait to the prompt
   py-spy      `py-spy dump --pid PID` (if py-spy is on PATH), which loads nothing
+  debugpy     from starting `python -m debugpy --listen 127.0.0.1:PORT --pid PID` (gdb injects
+              it; if debugpy imports here and gdb is on PATH) to its port taking a connection:
+              ready for an IDE, which would still have to pause it
 
 The `dpdb` executable beside this interpreter (or on PATH) is used. Needs pexpect."""
 import argparse
+import importlib.util
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -50,7 +55,30 @@ def timed(command, env):
     return time.perf_counter() - started
 
 
-def one_round(dpdb, mode, env, py_spy):
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def debugpy_ready(pid, env):
+    """Seconds from `debugpy --pid` to its listening port; it stays in the target (the round's
+    last step)."""
+    port = free_port()
+    started = time.perf_counter()
+    timed([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port, "--pid", pid], env)
+    deadline = started + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return time.perf_counter() - started
+        except OSError:
+            if time.perf_counter() > deadline:
+                sys.exit("debugpy --pid %s never listened on port %d" % (pid, port))
+            time.sleep(0.01)
+
+
+def one_round(dpdb, mode, env, py_spy, debugpy):
     process = start(mode, env)
     pid = str(process.pid)
     times = {"first": timed([dpdb, "attach", "-p", pid, "--no-pause"], env)}
@@ -69,6 +97,8 @@ def one_round(dpdb, mode, env, py_spy):
     timed([dpdb, "detach", "-p", pid], env)
     if py_spy:
         times["py-spy"] = timed([py_spy, "dump", "--pid", pid], env)
+    if debugpy:
+        times["debugpy"] = debugpy_ready(pid, env)
     os.killpg(process.pid, signal.SIGKILL)  # waitpid's child too
     process.wait()
     return times
@@ -83,11 +113,13 @@ def main():
     py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
     print("dpdb attach -p on a waiting main thread, Python %d.%d (%s), median of %d rounds" % (
         sys.version_info[0], sys.version_info[1], PLAIN_PYTHON, args.rounds))
-    columns = ["first", "second", "notice", "prompt"] + (["py-spy"] if py_spy else [])
+    debugpy = shutil.which("gdb") is not None and importlib.util.find_spec("debugpy") is not None
+    columns = ["first", "second", "notice", "prompt"] + (["py-spy"] if py_spy else []) + (
+        ["debugpy"] if debugpy else [])
     print("  %-16s" % "mode" + "".join("%10s" % c for c in columns))
     with private_environment() as env:
         for mode in args.modes.split(","):
-            rounds = [one_round(dpdb, mode, env, py_spy) for _ in range(args.rounds)]
+            rounds = [one_round(dpdb, mode, env, py_spy, debugpy) for _ in range(args.rounds)]
             print("  %-16s" % mode + "".join(
                 "%9.3fs" % statistics.median(r[c] for r in rounds) for c in columns))
         subprocess.run([dpdb, "hub", "--stop"], env=env, capture_output=True)
