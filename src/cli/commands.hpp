@@ -61,9 +61,9 @@ struct BreakOptions {
 int break_command(const std::string& hub, const BreakOptions& options);
 int ps_command(const std::string& hub, bool json);
 // `pids` asked of the hubs (all processes without any); `read_pids` (-p) from their agents or,
-// without one, from their memory (cli/memory_stacks).
+// without one, from their memory (cli/memory_stacks), with their Python descendants if `tree`.
 int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
-                   const std::vector<pid_t>& read_pids, bool json, bool debugger_frames);
+                   const std::vector<pid_t>& read_pids, bool tree, bool json, bool debugger_frames);
 int log_command(const std::string& hub, long long pid);
 
 struct LogsOptions {

@@ -204,6 +204,23 @@ wire::Json stacks_of_process(const std::string& hub, pid_t pid) {
     return memory_stacks(pid);
 }
 
+// The processes asked for, each followed by its Python descendants (a shell or other program
+// between them passed over), parents first, each once.
+std::vector<pid_t> with_python_descendants(const std::vector<pid_t>& pids) {
+    std::vector<pid_t> all;
+    std::set<pid_t> seen;
+    for (const pid_t pid : pids) {
+        if (seen.insert(pid).second) all.push_back(pid);
+        for (const pid_t below : attach::descendants(pid)) {
+            std::string not_python;
+            if (attach::inspect_python(below, &not_python) && seen.insert(below).second) {
+                all.push_back(below);
+            }
+        }
+    }
+    return all;
+}
+
 }  // namespace
 
 int break_command(const std::string& hub, const BreakOptions& options) {
@@ -332,7 +349,12 @@ int ps_command(const std::string& hub, bool json) {
 }
 
 int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
-                   const std::vector<pid_t>& read_pids, bool json, bool debugger_frames) {
+                   const std::vector<pid_t>& read_pids, bool tree, bool json,
+                   bool debugger_frames) {
+    if (tree && read_pids.empty()) {
+        std::fprintf(stderr, "dpdb: --tree goes with -p PID (the processes below PID)\n");
+        return 2;
+    }
     wire::Json wanted = wire::Json::array();
     for (const auto& pid : pids) {
         try {
@@ -351,7 +373,9 @@ int stacks_command(const std::string& hub, const std::vector<std::string>& pids,
             for (const auto& p : result["data"]["processes"]) processes.push_back(p);
         }
     }
-    for (const pid_t pid : read_pids) processes.push_back(stacks_of_process(hub, pid));
+    for (const pid_t pid : tree ? with_python_descendants(read_pids) : read_pids) {
+        processes.push_back(stacks_of_process(hub, pid));
+    }
     if (json) {
         std::cout << processes.dump(2) << "\n";
         return 0;

@@ -173,6 +173,9 @@ int main(int argc, char** argv) {
     stacks_cmd->add_option("-p,--pid", read_pids,
                            "a process's stacks even without dpdb in it: read from its memory "
                            "where it carries no agent (DPDB_STACKS=memory: always)");
+    bool stacks_tree = false;
+    stacks_cmd->add_flag("--tree", stacks_tree,
+                         "with -p: the Python processes below it too (children, theirs...)");
     stacks_cmd->add_flag("--all", stacks_all, "every process (the default)");
     stacks_cmd->add_flag("--json", stacks_json, "machine-readable output");
     bool debugger_frames = false;
@@ -247,7 +250,7 @@ int main(int argc, char** argv) {
         if (*break_cmd) return dpdb::cli::break_command(hub, break_options);
         if (*ps_cmd) return dpdb::cli::ps_command(hub, ps_json);
         if (*stacks_cmd)
-            return dpdb::cli::stacks_command(hub, stack_pids, read_pids, stacks_json,
+            return dpdb::cli::stacks_command(hub, stack_pids, read_pids, stacks_tree, stacks_json,
                                              debugger_frames);
         if (*log_cmd) return dpdb::cli::log_command(hub, log_pid);
         if (*logs_cmd) return dpdb::cli::logs_command(hub, logs_options);

@@ -7,6 +7,7 @@ import json
 import os
 import pwd
 import re
+import signal
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ from conftest import TIMEOUT, line_of, program, wait_until
 OUTSIDE = program(os.path.join("stacks", "outside.py"))
 SPINNING = program(os.path.join("stacks", "spinning.py"))
 UNNAMED = program(os.path.join("stacks", "unnamed.py"))
+WAITING = program(os.path.join("attach", "waiting.py"))
 # The interpreter itself, outside the test's virtual environment: no dpdb in its sys.path.
 PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 # Where the kernel shows a thread in time.sleep: clock_nanosleep from 3.11 on, select before.
@@ -189,3 +191,39 @@ def test_a_thread_threading_did_not_start_reads_without_a_name(dpdb, outside):
     assert raw["ident"] == int(target.said[1])
     assert (main["name"], raw["name"]) == ("MainThread", "?")
     assert [f[2] for f in frames(raw)] == ["raw"]
+
+
+def test_a_tree_is_read_from_memory_parents_first(dpdb):
+    # A pre-fork server's master waiting for its child, which sleeps.
+    master = subprocess.Popen([PLAIN_PYTHON, "-u", WAITING, "waitpid"], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True,
+                              env={k: v for k, v in dpdb.env.items()
+                                   if not k.startswith("DPDB_")
+                                   and k not in ("PYTHONPATH", "PYTHONBREAKPOINT")})
+    try:
+        assert master.stdout.readline().startswith("ready")
+        with open("/proc/%d/task/%d/children" % (master.pid, master.pid)) as children:
+            (child,) = map(int, children.read().split())
+        wait_until(lambda: Outside._wchan("/proc/%d/wchan" % child).startswith(SLEEPS),
+                   "the child to sleep")
+        wait_until(lambda: Outside._wchan("/proc/%d/wchan" % master.pid) == "do_wait",
+                   "the master to wait")
+        done = dpdb.run("dpdb", "stacks", "--json", "-p", str(master.pid), "--tree", env=MEMORY)
+        assert done.returncode == 0, done.stderr
+        read = json.loads(done.stdout)
+        assert [p["pid"] for p in read] == [master.pid, child]
+        innermost = [p["stacks"]["threads"][0]["frames"][-1] for p in read]
+        assert innermost[0]["code"] == "return lambda: os.waitpid(child, 0)  # waits here"
+        assert (innermost[1]["function"], innermost[1]["code"]) == ("waitpid",
+                                                                    "time.sleep(3600)")
+        for pid in (master.pid, child):
+            with open("/proc/%d/maps" % pid) as maps:
+                assert "dpdb" not in maps.read()
+    finally:
+        os.killpg(master.pid, signal.SIGKILL)
+        master.wait()
+        master.stdout.close()
+    # Without -p there is no tree to take.
+    done = dpdb.run("dpdb", "stacks", "--tree")
+    assert (done.returncode, done.stderr) == (
+        2, "dpdb: --tree goes with -p PID (the processes below PID)\n")
