@@ -294,7 +294,7 @@ def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
     expect(lane(waiting).locator(".mark.log").first).to_have_attribute(
         "title", re.compile(": waiting 0$"))
 
-    # Zoom and pan, by the keys, a button and the wheel. Moved, the view stays where it is
+    # Zoom and pan, by the keys, a button and Ctrl with the wheel. Moved, the view stays where it is
     # (while messages come), and 0 makes it follow the newest again.
     expect(timeline).to_have_attribute("data-following", "yes")
     lanes = timeline.locator(".lanes")
@@ -314,7 +314,13 @@ def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
     assert moved(lambda: page.keyboard.press("ArrowRight"), span / 1.5) > 0
     moved(lambda: page.keyboard.press("-"), span)
     lanes.hover()
-    moved(lambda: page.mouse.wheel(0, 120), span * 1.5)
+
+    def ctrl_wheel():
+        page.keyboard.down("Control")
+        page.mouse.wheel(0, 120)
+        page.keyboard.up("Control")
+
+    moved(ctrl_wheel, span * 1.5)
     page.keyboard.press("0")
     expect(timeline).to_have_attribute("data-following", "yes")
 
