@@ -12,6 +12,9 @@ driven by Playwright (the system browser, as tests/e2e/test_web.py). Measured in
                 process shows as paused on the page (hub, dpdb web, WebSocket, the page's
                 layout of all N rows and the rows in view drawn); the median of ROUNDS, each a
                 different process in view
+  all lanes     from the first of N logpoint messages, one from each process, leaving this
+                process to the frame in which the timeline has a lane for each
+  one more      then one more message, to the frame in which its lane (in view) shows it
 
 Times of a frame are read by a check run on every animation frame (Playwright's raf polling),
 so each is late by at most one frame (about 16 ms). Needs playwright (pip) and chromium."""
@@ -97,6 +100,11 @@ def agent(path, secret, i, agents):
     return sock
 
 
+def log_line(text):
+    return frame({"t": "log_lines", "lines": [
+        {"time": time.time(), "text": text, "thread": "MainThread", "tid": 1}]})
+
+
 def started(argv, env, **options):
     return subprocess.Popen(argv, env=env, start_new_session=True, **options)
 
@@ -147,8 +155,22 @@ def measure(dpdb, env, browser, agents):
             shown = page.wait_for_function("(key) => window.seen[key]", arg=selector)
             updates.append(shown.json_value() - sent)
         drawn = page.locator("#tree .process").count()
+
+        # The timeline: a logpoint message from every process (a lane each), then one more.
+        page.evaluate("(n) => watch('lanes', () => document.querySelectorAll('#timeline .lane')"
+                      ".length === n, () => Date.now())", agents)
+        sent = time.time() * 1000
+        for i, sock in enumerate(sockets):
+            sock.sendall(log_line("step %d" % i))
+        lanes = page.wait_for_function("() => window.seen.lanes").json_value() - sent
+        newest = '#timeline .lane[data-pid="%d"] .newest' % FIRST_PID
+        page.evaluate("(newest) => watch('message', () => document.querySelector(newest)"
+                      "?.textContent === 'one more', () => Date.now())", newest)
+        sent = time.time() * 1000
+        sockets[0].sendall(log_line("one more"))
+        message = page.wait_for_function("() => window.seen.message").json_value() - sent
         page.close()
-        return first, statistics.median(updates), max(updates), drawn
+        return first, statistics.median(updates), max(updates), drawn, lanes, message
     finally:
         if web:
             stop(web)
@@ -169,16 +191,15 @@ def main():
         sys.exit("the open files limit (%d) is below %d agents" % (limit[1], max(sizes)))
     dpdb = dpdb_executable()
     print("| processes | first render (ms) | update, median of %d (ms) | update, worst (ms) "
-          "| process rows drawn |" % ROUNDS)
-    print("|---:|---:|---:|---:|---:|")
+          "| process rows drawn | a message from each: all lanes (ms) | one more (ms) |" % ROUNDS)
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     with private_environment() as env, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=chromium, args=["--no-sandbox"] if os.geteuid() == 0 else [])
         try:
             for agents in sizes:
-                first, median, worst, drawn = measure(dpdb, env, browser, agents)
-                print("| %d | %.0f | %.0f | %.0f | %d |" % (agents, first, median, worst, drawn),
-                      flush=True)
+                print("| %d | %.0f | %.0f | %.0f | %d | %.0f | %.0f |"
+                      % ((agents,) + measure(dpdb, env, browser, agents)), flush=True)
         finally:
             browser.close()
 

@@ -259,10 +259,17 @@ function received(message) {
       redraw();
       break;
     case "event":
-      if (message.kind === "log") timeline.add([message.data]);
-      else timeline.event(message.kind, message.data);
+      // A logpoint's message is the timeline's alone: the tree is not laid out again for it.
+      if (message.kind === "log") {
+        timeline.add([message.data]);
+        break;
+      }
       // Another client (`dpdb break`, an IDE) changed the job's breakpoints: the list again.
-      if (message.kind === "breakpoints") breakpoints.refresh();
+      if (message.kind === "breakpoints") {
+        breakpoints.refresh();
+        break;
+      }
+      timeline.event(message.kind, message.data);
       apply(message);
       redraw();
       break;
