@@ -23,6 +23,7 @@
 #include "cli/describe.hpp"
 #include "cli/installation.hpp"
 #include "cli/local_hub.hpp"
+#include "cli/memory_stacks.hpp"
 #include "cli/site_customize.hpp"
 #include "common/read_file.hpp"
 #include "common/runtime_dir.hpp"
@@ -37,6 +38,8 @@ constexpr auto kReplyPoll = std::chrono::milliseconds(20);
 constexpr auto kGilNotice = std::chrono::seconds(1);
 // A pause that has not landed by then waits for a thread that waits in C code: said at once.
 constexpr auto kSessionNotice = std::chrono::milliseconds(300);
+// The innermost frames of a waiting main thread shown with that notice.
+constexpr std::size_t kWaitingFramesShown = 6;
 constexpr int kListTimeoutMs = 5000;
 
 // Ctrl-C while the attach waits (for the process to start the agent, or to pause): the attach is
@@ -276,6 +279,12 @@ std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
                          "dpdb: pid %d's main thread %s%s: it stops at its next Python line "
                          "once that ends (Ctrl-C leaves it as it was)\n",
                          pid, call.empty() ? "runs C code" : "waits in C code, in ", call.c_str());
+            // Where in the program, read from outside: the agent runs no Python in a thread
+            // that waits in C, and the pause cannot show it before the wait ends.
+            const std::string stack = main_thread_stack(pid, kWaitingFramesShown);
+            if (!stack.empty()) {
+                std::fprintf(stderr, "  where it waits (read from its memory):\n%s", stack.c_str());
+            }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

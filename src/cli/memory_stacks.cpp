@@ -1,5 +1,6 @@
 #include "cli/memory_stacks.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -57,6 +58,13 @@ std::string heading(const attach::RemoteThread& thread) {
     return text + ", most recent call last:";
 }
 
+// A frame as a traceback shows it: its place, then its source line if there is one.
+std::string frame_text(const attach::RemoteFrame& frame, const std::string& code) {
+    std::string text = "    File \"" + frame.file + "\", line " + std::to_string(frame.line) +
+                       ", in " + frame.function;
+    return code.empty() ? text : text + "\n      " + code;
+}
+
 }  // namespace
 
 bool stacks_from_agent() {
@@ -89,9 +97,7 @@ wire::Json memory_stacks(pid_t pid) {
         wire::Json frames = wire::Json::array();
         for (const auto& frame : thread.frames) {
             const std::string code = source.line(frame.file, frame.line);
-            text += "\n    File \"" + frame.file + "\", line " + std::to_string(frame.line) +
-                    ", in " + frame.function;
-            if (!code.empty()) text += "\n      " + code;
+            text += "\n" + frame_text(frame, code);
             frames.push_back({{"file", frame.file},
                               {"line", frame.line},
                               {"function", frame.function},
@@ -110,6 +116,31 @@ wire::Json memory_stacks(pid_t pid) {
     }
     entry["stacks"] = {{"threads", std::move(threads)}, {"text", text}};
     return entry;
+}
+
+std::string main_thread_stack(pid_t pid, std::size_t innermost) {
+    attach::RemoteStacks stacks;
+    try {
+        stacks = attach::read_remote_stacks(pid);
+    } catch (const attach::RemoteReadError&) {
+        return "";
+    }
+    for (const auto& thread : stacks.threads) {
+        if (!thread.main || !thread.complete || thread.frames.empty()) continue;
+        SourceLines source(pid);
+        const std::size_t shown = std::min(innermost, thread.frames.size());
+        std::string text;
+        if (shown < thread.frames.size()) {
+            text += "    ... " + std::to_string(thread.frames.size() - shown) +
+                    " frames above (dpdb stacks -p " + std::to_string(pid) + " shows them)\n";
+        }
+        for (std::size_t i = thread.frames.size() - shown; i < thread.frames.size(); ++i) {
+            const auto& frame = thread.frames[i];
+            text += frame_text(frame, source.line(frame.file, frame.line)) + "\n";
+        }
+        return text;
+    }
+    return "";
 }
 
 }  // namespace dpdb::cli

@@ -5,6 +5,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <string>
+
 #include "wire/message.hpp"
 
 namespace dpdb::cli {
@@ -17,5 +20,10 @@ bool stacks_from_agent();
 // {"pid", "argv", "read_from_memory" (the version), "stacks": {"threads", "text"}} or {"pid",
 // "error"}: one line.
 wire::Json memory_stacks(pid_t pid);
+
+// The main thread's innermost `innermost` frames, read from the process's memory, as a traceback
+// shows them (a line per frame and its source, each ending in a newline, more frames above
+// said); "" where they cannot be read or the stack moved while it was read.
+std::string main_thread_stack(pid_t pid, std::size_t innermost);
 
 }  // namespace dpdb::cli

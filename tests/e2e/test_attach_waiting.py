@@ -122,6 +122,9 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
     session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
     session.expect(pause_notice(mode, program_.pid))
     session.expect("it stops at its next Python line once that ends")
+    # Where in the program it waits, read from its memory: the line that called the wait.
+    session.expect(r"where it waits \(read from its memory\):\r\n")
+    session.expect(r"\r\n +(return lambda: [^\r\n]*# waits here)\r\n")
     program_.wake()
     session.expect(r"attached to session \d+: pid %d" % program_.pid)
     session.expect(PROMPT)
