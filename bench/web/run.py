@@ -13,7 +13,8 @@ driven by Playwright (the system browser, as tests/e2e/test_web.py). Measured in
                 layout of all N rows and the rows in view drawn); the median of ROUNDS, each a
                 different process in view
   all lanes     from the first of N logpoint messages, one from each process, leaving this
-                process to the frame in which the timeline has a lane for each
+                process to the frame in which the timeline has a lane for each (its lanes'
+                scroll container N lanes high; the lanes in view drawn)
   one more      then one more message, to the frame in which its lane (in view) shows it
 
 Times of a frame are read by a check run on every animation frame (Playwright's raf polling),
@@ -79,6 +80,11 @@ def wait_for(predicate, what, seconds=60):
         time.sleep(0.02)
 
 
+def listening(path):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        return probe.connect_ex(path) == 0
+
+
 def agent(path, secret, i, agents):
     """One agent past the handshake, describing process i of the job."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -124,7 +130,7 @@ def measure(dpdb, env, browser, agents):
                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sockets, web = [], None
     try:
-        wait_for(lambda: os.path.exists(path) and os.path.exists(path + ".token"), "the hub")
+        wait_for(lambda: os.path.exists(path + ".token") and listening(path), "the hub")
         with open(path + ".token") as token:
             secret = token.read().strip().encode()
         for i in range(agents):
@@ -157,8 +163,9 @@ def measure(dpdb, env, browser, agents):
         drawn = page.locator("#tree .process").count()
 
         # The timeline: a logpoint message from every process (a lane each), then one more.
-        page.evaluate("(n) => watch('lanes', () => document.querySelectorAll('#timeline .lane')"
-                      ".length === n, () => Date.now())", agents)
+        # Lanes are virtualized: all N are there once their scroll container is N lanes high.
+        page.evaluate("(n) => watch('lanes', () => document.querySelector('#timeline .lanes')"
+                      ".scrollHeight >= n * 40, () => Date.now())", agents)
         sent = time.time() * 1000
         for i, sock in enumerate(sockets):
             sock.sendall(log_line("step %d" % i))

@@ -3,7 +3,7 @@
 // newest until the user moves it ("all" follows again).
 // Each mark is placed once, at its time; the view is two CSS properties on the lanes' container
 // (--from, --span) that every mark's position is computed from, so a new message adds one mark to
-// one lane, and zooming redraws no element.
+// one lane (none, if that lane is out of view), and zooming redraws no element.
 // What a peer sent (a message's text, a thread's name) is put in the page as text only.
 
 // The newest marks kept on the page (a tenth more between prunes); older ones leave it first.
@@ -39,27 +39,45 @@ function moment(kind, data) {
   return null;
 }
 
+// Lanes are drawn virtualized, as the tree is: each is LANE pixels high (app.css), and only those
+// in the lanes' scroll view (and OVERSCAN either side) are elements; a lane out of view is data.
+const LANE = 40;
+const OVERSCAN = 5;
+
+function markNode(item, origin) {
+  const node = document.createElement("span");
+  node.className = "mark " + item.kind;
+  node.dataset.time = String(item.time);
+  node.title = clock(item.time) + " " + item.words;
+  node.style.setProperty("--t", String(item.time - origin));
+  item.node = node;
+  return node;
+}
+
 export class Timeline {
   constructor(root, ask) {
     this.ask = ask;
     this.root = root;
     this.lanes = root.querySelector(".lanes");
     this.span = root.querySelector(".span");
-    this.byName = new Map();  // lane name -> {node, track, newest, name}
+    this.byName = new Map();  // lane name -> {name, pid, label, items, newest, node?}
     this.names = [];          // the lanes' names, sorted: their order on the page
-    this.marks = [];          // every mark on the page: {time, node, key}
+    this.shown = [];          // the lanes that are elements now
+    this.marks = [];          // every mark kept: {time, kind, words, key, lane, node?}
     this.seen = new Set();    // what was received twice (kept, and live) is shown once
     this.first = Infinity;
     this.last = -Infinity;
     this.origin = null;       // marks' times are kept relative to it (CSS numbers stay small)
     this.view = null;         // [from, to] once the user moved it; null: follow the whole
     this.viewPending = false;
+    this.renderPending = false;
     root.querySelector(".controls").addEventListener("click", (event) => {
       const button = event.target.closest("button");
       if (button) this.command(button.dataset.do);
     });
     this.lanes.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
     this.lanes.addEventListener("pointerdown", (event) => this.drag(event));
+    this.lanes.addEventListener("scroll", () => this.laneMoved());
     // Keys anywhere in the panel (its buttons too, once clicked).
     root.addEventListener("keydown", (event) => this.key(event));
   }
@@ -77,13 +95,12 @@ export class Timeline {
       if (this.seen.has(key)) continue;
       this.seen.add(key);
       const lane = this.lane(message.host, message.pid, message.process_name);
-      const mark = this.mark(lane, "log", message.time,
-                             (message.thread || "?") + ": " + message.text, key);
+      this.mark(lane, "log", message.time, (message.thread || "?") + ": " + message.text, key);
       if (lane.newestTime === null || message.time >= lane.newestTime) {
         lane.newestTime = message.time;
-        lane.newest.textContent = message.text;
+        lane.newest = message.text;
+        if (lane.node) lane.node.querySelector(".newest").textContent = message.text;
       }
-      mark.dataset.text = message.text;
     }
     this.changed();
   }
@@ -101,23 +118,14 @@ export class Timeline {
     const name = (host || "?") + " pid " + pid;
     let lane = this.byName.get(name);
     if (lane) {
-      if (processName && !lane.label.textContent.endsWith(" " + processName)) {
-        lane.label.textContent = name + " " + processName;
+      if (processName && !lane.label.endsWith(" " + processName)) {
+        lane.label = name + " " + processName;
+        if (lane.node) lane.node.querySelector(".lane-name").textContent = lane.label;
       }
       return lane;
     }
-    const node = document.createElement("div");
-    node.className = "lane";
-    node.dataset.pid = String(pid);
-    const label = document.createElement("div");
-    label.className = "lane-name";
-    label.textContent = name + (processName ? " " + processName : "");
-    const track = document.createElement("div");
-    track.className = "track";
-    const newest = document.createElement("div");
-    newest.className = "newest";
-    node.append(label, track, newest);
-    lane = { name, node, label, track, newest, newestTime: null };
+    lane = { name, pid, label: name + (processName ? " " + processName : ""), items: [],
+             newest: "", newestTime: null, node: null };
     this.byName.set(name, lane);
     // In the order of their names: the one new lane goes where it belongs (found by halves: a
     // logpoint in 10,000 processes makes 10,000 lanes).
@@ -128,30 +136,27 @@ export class Timeline {
       if (this.names[middle] < name) low = middle + 1;
       else high = middle;
     }
-    const next = this.names[low];
     this.names.splice(low, 0, name);
-    this.lanes.insertBefore(node, next ? this.byName.get(next).node : null);
+    this.laneMoved();
     return lane;
   }
 
+  // A mark in its lane's items, in the order of their times (the kept messages come after some
+  // live ones); an element at once only if the lane is one now.
   mark(lane, kind, time, words, key) {
     if (this.origin === null) this.origin = Math.floor(time);
-    const node = document.createElement("span");
-    node.className = "mark " + kind;
-    node.dataset.time = String(time);
-    node.title = clock(time) + " " + words;
-    node.style.setProperty("--t", String(time - this.origin));
-    // A lane's marks in the order of their times (the kept ones come after some live ones).
-    let before = null;
-    for (let child = lane.track.lastElementChild; child; child = child.previousElementSibling) {
-      if (Number(child.dataset.time) <= time) break;
-      before = child;
+    const item = { time, kind, words, key, lane, node: null };
+    let at = lane.items.length;
+    while (at > 0 && lane.items[at - 1].time > time) at -= 1;
+    lane.items.splice(at, 0, item);
+    if (lane.node) {
+      const next = lane.items[at + 1];
+      lane.node.querySelector(".track").insertBefore(markNode(item, this.origin),
+                                                     next ? next.node : null);
     }
-    lane.track.insertBefore(node, before);
-    this.marks.push({ time, node, key });
+    this.marks.push(item);
     this.first = Math.min(this.first, time);
     this.last = Math.max(this.last, time);
-    return node;
   }
 
   changed() {
@@ -164,11 +169,66 @@ export class Timeline {
 
   prune() {
     this.marks.sort((a, b) => a.time - b.time);
+    const lanes = new Set();
     for (const gone of this.marks.splice(0, this.marks.length - KEPT)) {
-      gone.node.remove();
+      gone.gone = true;
+      if (gone.node) gone.node.remove();
       if (gone.key) this.seen.delete(gone.key);
+      lanes.add(gone.lane);
     }
+    for (const lane of lanes) lane.items = lane.items.filter((item) => !item.gone);
     this.first = this.marks[0].time;
+  }
+
+  // The lanes' places changed (a new one, a scroll): the lanes in view made again, once a frame.
+  laneMoved() {
+    if (this.renderPending) return;
+    this.renderPending = true;
+    requestAnimationFrame(() => this.render());
+  }
+
+  laneNode(lane) {
+    const node = document.createElement("div");
+    node.className = "lane";
+    node.dataset.pid = String(lane.pid);
+    const label = document.createElement("div");
+    label.className = "lane-name";
+    label.textContent = lane.label;
+    const track = document.createElement("div");
+    track.className = "track";
+    track.append(...lane.items.map((item) => markNode(item, this.origin)));
+    const newest = document.createElement("div");
+    newest.className = "newest";
+    newest.textContent = lane.newest;
+    node.append(label, track, newest);
+    return node;
+  }
+
+  render() {
+    this.renderPending = false;
+    const top = this.lanes.scrollTop;
+    const first = Math.max(Math.floor(top / LANE) - OVERSCAN, 0);
+    const last = Math.min(Math.ceil((top + this.lanes.clientHeight) / LANE) + OVERSCAN,
+                          this.names.length);
+    const shown = this.names.slice(first, last).map((name) => this.byName.get(name));
+    const keep = new Set(shown);
+    for (const lane of this.shown) {
+      if (keep.has(lane)) continue;
+      lane.node = null;
+      for (const item of lane.items) item.node = null;
+    }
+    for (const lane of shown) {
+      if (!lane.node) lane.node = this.laneNode(lane);
+    }
+    this.shown = shown;
+    const spacer = (lanes) => {
+      const node = document.createElement("div");
+      node.className = "spacer";
+      node.style.height = lanes * LANE + "px";
+      return node;
+    };
+    this.lanes.replaceChildren(spacer(first), ...shown.map((lane) => lane.node),
+                               spacer(this.names.length - last));
   }
 
   // [from, to]: the user's, or the whole job's with a margin so the ends' marks show whole.
