@@ -112,6 +112,11 @@ class Adapter {
     void function_breakpoints(const wire::Json& request);
     void exception_breakpoints(const wire::Json& request);
     void set_breakpoints(const wire::Json& request, const std::string& key, wire::Json specs);
+    // Whether they are verified: armed in some process (breakpoint_standing.cpp).
+    void answer_when_armed(const wire::Json& request, wire::Json answers);
+    void forget_standing(std::int64_t bp);
+    void check_standing(std::chrono::steady_clock::time_point now);
+    void standing_arrived(const wire::Json& data);
     void disconnect(const wire::Json& request);
     void terminate(const wire::Json& request);
     std::vector<std::int64_t> job_pids() const;  // its processes, or those of its child sessions
@@ -167,6 +172,21 @@ class Adapter {
     std::int64_t next_handle_ = 1;
     std::map<std::string, std::vector<std::int64_t>> breakpoints_;          // per source: hub ids
     std::map<std::int64_t, std::pair<std::int64_t, std::string>> sources_;  // ref: pid, path
+    // The IDE's source and function breakpoints (hub id) as last shown, and whether the IDE has
+    // been told of them yet (a change after that is a `breakpoint` event).
+    struct Standing {
+        wire::Json body;
+        bool announced = false;
+    };
+    std::map<std::int64_t, Standing> shown_breakpoints_;
+    // setBreakpoints answers waiting for the processes to say where they are armed.
+    struct Answering {
+        wire::Json request;
+        wire::Json answers;
+        std::chrono::steady_clock::time_point deadline;
+    };
+    std::vector<Answering> answering_;
+    std::chrono::steady_clock::time_point next_standing_{};           // when to ask the hub again
     std::vector<std::pair<std::string, std::string>> path_mappings_;  // local root, remote root
     // The IDE said it takes startDebugging; the attach's arguments, each child's starting point.
     bool ide_starts_children_ = false;

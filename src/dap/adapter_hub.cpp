@@ -61,7 +61,9 @@ void Adapter::pump() {
         finished_ = true;
         return;
     }
-    expire(std::chrono::steady_clock::now());
+    const auto now = std::chrono::steady_clock::now();
+    expire(now);
+    check_standing(now);
 }
 
 void Adapter::from_hub(const wire::Message& message) {
@@ -311,7 +313,10 @@ void Adapter::expire(std::chrono::steady_clock::time_point now) {
             ++it;
             continue;
         }
-        fail(it->second.request, "no answer from the hub or the process within 10 s");
+        // A question of the adapter's own (no request of the IDE's) is asked again later.
+        if (!it->second.request.is_null()) {
+            fail(it->second.request, "no answer from the hub or the process within 10 s");
+        }
         it = pending_.erase(it);
     }
 }

@@ -102,10 +102,15 @@ void Adapter::exception_breakpoints(const Json& request) {
 void Adapter::set_breakpoints(const Json& request, const std::string& key, Json specs) {
     for (const auto bp : breakpoints_[key]) {
         ask("break_clear", {{"bp", bp}}, request, 0, [](auto&) {});
+        forget_standing(bp);
     }
     breakpoints_[key].clear();
     auto answers = std::make_shared<Json>(Json::array());
     auto left = std::make_shared<std::size_t>(specs.size());
+    const auto finish = [this, request, key, answers] {
+        if (key == kExceptions) return respond(request, {{"breakpoints", *answers}});
+        answer_when_armed(request, *answers);
+    };
     if (specs.empty()) return respond(request, {{"breakpoints", Json::array()}});
     for (std::size_t i = 0; i < specs.size(); ++i) {
         const auto& spec = specs[i];
@@ -128,14 +133,14 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
         answers->push_back(shown);
         if (!refusal.empty()) {
             (*answers)[i]["message"] = refusal;
-            if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+            if (--*left == 0) finish();
             continue;
         }
         if (only_pid_ != 0) {
             // A child session: the job's session holds the IDE's breakpoints, in every process.
             (*answers)[i]["verified"] = true;
             (*answers)[i]["message"] = "set for the whole job by its session";
-            if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+            if (--*left == 0) finish();
             continue;
         }
         // A log message is a dpdb logpoint: its {expression} fields are formatted in the process
@@ -144,18 +149,18 @@ void Adapter::set_breakpoints(const Json& request, const std::string& key, Json 
         if (*ignore > 0) fields["ignore"] = *ignore;
         if (!text(spec, "logMessage").empty()) fields["log"] = text(spec, "logMessage");
         ask("break_add", std::move(fields), request, 0,
-            [this, request, key, answers, left, i](auto& m) {
+            [this, key, answers, left, i, finish](auto& m) {
                 auto& shown = (*answers)[i];
                 shown["message"] = m.str("message");
                 if (m["ok"].template get<bool>()) {
                     const auto bp = number(m["data"], "bp");
                     breakpoints_[key].push_back(bp);
-                    // The hub holds it and arms it in every process where its file runs, now or
-                    // later: for an IDE that is a verified breakpoint.
-                    shown["verified"] = true;
                     shown["id"] = bp;
+                    // Exception filters are armed in every process as it runs; the others are
+                    // verified where the processes say they are armed.
+                    if (key == kExceptions) shown["verified"] = true;
                 }
-                if (--*left == 0) respond(request, {{"breakpoints", *answers}});
+                if (--*left == 0) finish();
             });
     }
 }

@@ -99,7 +99,11 @@ async function main() {
   const set = await dc.setBreakpointsRequest({
     source: { path: env.PROGRAM }, breakpoints: [{ line: LINE_TASK }],
   });
-  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  // Before the job: pending, and verified by an event once a process arms it.
+  assert.strictEqual(set.body.breakpoints[0].verified, false, JSON.stringify(set.body));
+  const verified = new Promise((resolve) => dc.on('breakpoint', (event) => {
+    if (event.body.breakpoint.id === set.body.breakpoints[0].id && event.body.breakpoint.verified) resolve(event.body);
+  }));
   const jobExited = dc.waitForEvent('exited', 4 * TIMEOUT);
   const jobEnded = dc.waitForEvent('terminated', 4 * TIMEOUT);
   await dc.configurationDoneRequest();
@@ -118,6 +122,7 @@ async function main() {
     + JSON.stringify(children.map((child) => [child.configuration.pid, child.stops])));
   const workers = children.filter((child) => child.focus !== null);
   assert.strictEqual(workers.length, 3);
+  await bounded(verified, TIMEOUT, () => 'the breakpoint verified by an event');
 
   // Each stopped in its own session, its own process, at the task's line.
   for (const worker of workers) {

@@ -21,10 +21,12 @@ POOL_RAISE = program("pool_raise.py")
 POOL = program("dap_pool.py")
 RENAME = program("dap_rename.py")
 LIBRARY = program("dap_library.py")
+LATE_IMPORT = program("dap_late_import.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 CHILDREN = os.path.join(os.path.dirname(DRIVER), "children.js")
 NAMES = os.path.join(os.path.dirname(DRIVER), "names.js")
 LIBRARY_STEPS = os.path.join(os.path.dirname(DRIVER), "library.js")
+VERIFIED = os.path.join(os.path.dirname(DRIVER), "verified.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
 NODE = shutil.which("node")
 
@@ -243,6 +245,26 @@ def test_a_thread_takes_the_name_its_process_gets_later(dpdb):
     finally:
         job.close()
     assert seen["after"].endswith(" renamed-worker"), seen
+
+
+def test_a_breakpoint_is_verified_once_armed(dpdb):
+    """Breakpoints set before the job are unverified ("pending"); an event makes each verified
+    once the process arms it: at once for a file it can read, and for a module written later only
+    once it imports it, through a symlinked directory the IDE names by its real path."""
+    needs_node()
+    os.mkdir(os.path.join(dpdb.root, "real"))
+    os.symlink("real", os.path.join(dpdb.root, "linkdir"))
+    plain = os.path.join(dpdb.root, "late_plain.py")
+    with open(plain, "w") as module:
+        module.write("def plain(x):\n    return x + 1  # the plain line\n")
+    job = Job(dpdb, start=False, script=LATE_IMPORT, beat=False)
+    try:
+        seen = driven_after_the_attach(
+            job, "verified", driver=VERIFIED, DPDB_WORKDIR=dpdb.root, PLAIN=plain, LINE_PLAIN="2",
+            LINKED=os.path.join(dpdb.root, "real", "late_linked.py"), LINE_LINKED="2")
+    finally:
+        job.close()
+    assert seen["stoppedIn"] == "plain" and seen["verified"] == seen["ids"], seen
 
 
 @pytest.mark.parametrize("just_my_code", ["on", "off"])

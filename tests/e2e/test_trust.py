@@ -241,5 +241,6 @@ def test_an_ides_breakpoint_through_a_symlinked_directory_or_not_stops(dpdb, run
             job, "linked", NAMED=os.path.join(dpdb.root, names, "job.py"), LINE_JOB=str(line))
     finally:
         job.close()
+    # Set before the job ran: unverified, then verified by an event once armed.
     assert seen == {"reason": "breakpoint", "path": os.path.join(dpdb.root, runs, "job.py"),
-                    "line": line, "verified": True}, seen
+                    "line": line, "verified": False, "verifiedLater": True}, seen
