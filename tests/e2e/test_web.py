@@ -12,6 +12,7 @@ import pexpect
 import pytest
 
 from conftest import PROMPT, STOPS_ON_CALL, TIMEOUT, finish, line_of, program, wait_until
+from test_hub import frame
 from test_scale import AGENTS, crowd  # noqa: F401 (a fixture: a hub with a crowd of agents)
 
 JOB = program("web_job.py")
@@ -221,7 +222,7 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
     web.terminate(force=True)
 
 
-def test_scrolling_the_tree_draws_the_rows_that_come_into_view(dpdb, browser, crowd):
+def test_scrolling_the_tree_and_the_lanes_draws_what_comes_into_view(dpdb, browser, crowd):
     from playwright.sync_api import expect
 
     web, url, _, _ = start_web(dpdb, env=crowd.env)
@@ -248,6 +249,23 @@ def test_scrolling_the_tree_draws_the_rows_that_come_into_view(dpdb, browser, cr
     page.mouse.wheel(0, -30 * AGENTS * 22)
     expect(first).to_be_visible()
     expect(last).to_have_count(0)
+
+    # The timeline's lanes, one per process, are drawn the same way: a message from each.
+    for i, sock in enumerate(crowd.agents.sockets):
+        sock.sendall(frame({"t": "log_lines", "lines": [
+            {"time": 1.7e9 + i, "text": "step %d" % i, "thread": "MainThread", "tid": 1}]}))
+    lanes = page.locator("#timeline .lanes")
+    expect(page.locator("#timeline .span")).to_contain_text("%d marks" % AGENTS)
+    first_lane, last_lane = lanes.locator('.lane[data-pid="700000"]'), lanes.locator(
+        '.lane[data-pid="%d"]' % (700000 + AGENTS - 1))  # lanes go by host, then pid
+    expect(first_lane.locator(".newest")).to_have_text("step 0")
+    expect(last_lane).to_have_count(0)
+    assert 0 < lanes.locator(".lane").count() < AGENTS / 4
+    lanes.hover()
+    page.mouse.wheel(0, 30 * AGENTS * 40)
+    expect(last_lane.locator(".newest")).to_have_text("step %d" % (AGENTS - 1))
+    expect(last_lane).to_be_in_viewport()
+    expect(first_lane).to_have_count(0)
     page.close()
     web.terminate(force=True)
 
