@@ -37,6 +37,8 @@ class Adapter {
     void bad_frame(const std::string& reason);
     // Reads what the hub sent, without waiting; then answers requests whose time is up.
     void pump();
+    // When pump() has something to do without a message (asking where breakpoints are armed).
+    std::optional<std::chrono::steady_clock::time_point> standing_due() const;
     // The hub connection's descriptor for poll(), or -1 before attach.
     int hub_fd() const;
     // What a leaving IDE does with the threads paused under it.
@@ -117,6 +119,7 @@ class Adapter {
     void forget_standing(std::int64_t bp);
     void check_standing(std::chrono::steady_clock::time_point now);
     void standing_arrived(const wire::Json& data);
+    bool standing_unknown() const;
     void disconnect(const wire::Json& request);
     void terminate(const wire::Json& request);
     std::vector<std::int64_t> job_pids() const;  // its processes, or those of its child sessions

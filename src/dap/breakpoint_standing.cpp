@@ -3,6 +3,7 @@
 // verified once armed in some process; until then it is unverified with the reason, and a
 // `breakpoint` event (reason "changed") tells the IDE when that changes, as debugpy does when a
 // module loads.
+#include <optional>
 #include <string>
 
 #include "dap/adapter.hpp"
@@ -16,8 +17,10 @@ using wire::Json;
 // How long setBreakpoints waits for the processes to answer (they do at once unless busy or far):
 // past it, the answer says what is known and an event follows.
 constexpr auto kAnswersWait = std::chrono::seconds(1);
-// Between two questions while a breakpoint is unverified: a file can be imported at any time.
+// Between two questions while a breakpoint is unverified: a file can be imported at any time;
+// sooner while an answer waits, as processes answer within milliseconds.
 constexpr auto kAskAgain = std::chrono::milliseconds(200);
+constexpr auto kAskAgainAnswering = std::chrono::milliseconds(5);
 constexpr auto kNoAnswer = std::chrono::seconds(10);
 
 std::string processes(int count) {
@@ -73,17 +76,28 @@ void Adapter::forget_standing(std::int64_t bp) {
 
 // Asks the hub again while an answer waits or a breakpoint is unverified, one question at a time.
 void Adapter::check_standing(std::chrono::steady_clock::time_point now) {
-    if (!channel_ || now < next_standing_) return;
-    bool unverified = !answering_.empty();
-    for (const auto& [bp, standing] : shown_breakpoints_) {
-        if (!standing.body.value("verified", false)) unverified = true;
-    }
-    if (!unverified) return;
+    if (!channel_ || now < next_standing_ || !standing_unknown()) return;
     next_standing_ = now + kNoAnswer;  // until this answer comes
     ask("break_list", Json::object(), Json(), 0, [this](const wire::Message& m) {
-        next_standing_ = std::chrono::steady_clock::now() + kAskAgain;
         if (m["ok"].get<bool>()) standing_arrived(m["data"]);
+        next_standing_ = std::chrono::steady_clock::now() +
+                         (answering_.empty() ? std::chrono::milliseconds(kAskAgain)
+                                             : std::chrono::milliseconds(kAskAgainAnswering));
     });
+}
+
+// An answer waits, or a breakpoint is armed nowhere yet.
+bool Adapter::standing_unknown() const {
+    if (!answering_.empty()) return true;
+    for (const auto& [bp, standing] : shown_breakpoints_) {
+        if (!standing.body.value("verified", false)) return true;
+    }
+    return false;
+}
+
+std::optional<std::chrono::steady_clock::time_point> Adapter::standing_due() const {
+    if (!channel_ || !standing_unknown()) return std::nullopt;
+    return next_standing_;
 }
 
 void Adapter::standing_arrived(const Json& data) {

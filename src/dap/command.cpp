@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -49,7 +52,13 @@ void serve(int in, int out, const std::string& hub) {
     while (!adapter.finished() && !ide_gone) {
         pollfd fds[2] = {{in, POLLIN, 0}, {adapter.hub_fd(), POLLIN, 0}};
         const int count = adapter.hub_fd() >= 0 ? 2 : 1;
-        if (::poll(fds, count, kTickMs) < 0 && errno != EINTR) break;
+        int wait_ms = kTickMs;
+        if (const auto due = adapter.standing_due()) {
+            const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+                *due - std::chrono::steady_clock::now());
+            wait_ms = static_cast<int>(std::clamp<std::int64_t>(until.count() + 1, 0, kTickMs));
+        }
+        if (::poll(fds, count, wait_ms) < 0 && errno != EINTR) break;
         if (fds[0].revents != 0) {
             const auto n = ::read(in, buffer, sizeof buffer);
             if (n < 0 && errno == EINTR) continue;

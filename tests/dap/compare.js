@@ -63,7 +63,9 @@ async function main() {
   }
   const set = await dc.setBreakpointsRequest({
     source: { path: env.PROGRAM }, breakpoints: [{ line: LINE_WORK }] });
-  assert.strictEqual(set.body.breakpoints[0].verified, true, JSON.stringify(set.body));
+  // Verified where armed: dpdb's is pending if the process has not connected to the hub yet.
+  const [bp] = set.body.breakpoints;
+  assert.ok(bp.verified || /^pending/.test(bp.message), JSON.stringify(set.body));
   const first = dc.waitForEvent('stopped', TIMEOUT);
   await dc.configurationDoneRequest();
   await attached;
