@@ -12,6 +12,7 @@ def work(n, items):
 
 
 def main(rounds):
+    print("dap_single running", flush=True)  # bench/dap: the program runs, as under debugpy
     items = list(range(500))
     for n in range(rounds):
         work(n, items)
