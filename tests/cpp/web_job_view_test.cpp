@@ -54,5 +54,36 @@ TEST(WebJobView, EventsAreKeptAndPassedOn) {
     EXPECT_FALSE(view.apply(wire::make("output", {{"sid", 1}, {"text", "x"}})));
 }
 
+TEST(WebJobView, TheTimelinesEventsAreStampedAndKeptForLaterPages) {
+    JobView view(1);
+    view.apply(event("process_start", {{"pid", 4}, {"host", "h"}}));
+    const auto stop = view.apply(event("session_open", {{"sid", 2}, {"pid", 4}, {"line", 9}}));
+    ASSERT_TRUE(stop);
+    EXPECT_TRUE((*stop)["data"]["at"].is_number());  // when dpdb web heard of it
+    view.apply(event("session_update", {{"sid", 2}, {"pid", 4}, {"attached", true}}));
+    // The hub names the pid only: the page is told the host, the lane it ended in.
+    const auto end = view.apply(event("process_exit", {{"pid", 4}, {"status", 0}}));
+    EXPECT_EQ((*end)["data"]["host"], "h");
+    const auto moments = view.snapshot()["moments"];
+    ASSERT_EQ(moments.size(), 3u);  // not the update
+    EXPECT_EQ(moments[0]["kind"], "process_start");
+    EXPECT_EQ(moments[1]["kind"], "session_open");
+    EXPECT_EQ(moments[2]["kind"], "process_exit");
+    EXPECT_EQ(moments[2]["data"]["status"], 0);
+    EXPECT_LE(moments[0]["data"]["at"].get<double>(), moments[2]["data"]["at"].get<double>());
+    // A log message carries its own time; the breakpoints' change is passed on as it is.
+    EXPECT_FALSE((*view.apply(event("log", {{"pid", 4}, {"time", 1.5}})))["data"].contains("at"));
+    EXPECT_EQ((*view.apply(event("breakpoints", Json::object())))["kind"], "breakpoints");
+    EXPECT_EQ(view.snapshot()["moments"].size(), 3u);
+}
+
+TEST(WebJobView, TheTimelinesEventsAreBounded) {
+    JobView view(1);
+    for (int pid = 1; pid <= 10001; ++pid) view.apply(event("process_start", {{"pid", pid}}));
+    const auto moments = view.snapshot()["moments"];
+    ASSERT_EQ(moments.size(), 10000u);
+    EXPECT_EQ(moments[0]["data"]["pid"], 2);  // the oldest left first
+}
+
 }  // namespace
 }  // namespace dpdb::web
