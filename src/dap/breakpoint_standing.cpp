@@ -14,13 +14,13 @@ namespace {
 
 using wire::Json;
 
-// How long setBreakpoints waits for the processes to answer (they do at once unless busy or far):
-// past it, the answer says what is known and an event follows.
+// How long setBreakpoints waits for a process to arm its breakpoints (they do at once where they
+// can): past it, the answer says what is known and an event follows.
 constexpr auto kAnswersWait = std::chrono::seconds(1);
 // Between two questions while a breakpoint is unverified: a file can be imported at any time;
 // sooner while an answer waits, as processes answer within milliseconds.
 constexpr auto kAskAgain = std::chrono::milliseconds(200);
-constexpr auto kAskAgainAnswering = std::chrono::milliseconds(5);
+constexpr auto kAskAgainAnswering = std::chrono::milliseconds(10);
 constexpr auto kNoAnswer = std::chrono::seconds(10);
 
 std::string processes(int count) {
@@ -118,7 +118,17 @@ void Adapter::standing_arrived(const Json& data) {
     }
     const auto now = std::chrono::steady_clock::now();
     for (auto it = answering_.begin(); it != answering_.end();) {
-        if (waiting > 0 && now < it->deadline) {
+        // Answered at once when there is no process to wait for or every one is armed; else at
+        // the deadline. Not when `waiting` reaches 0: a process's answer to the broadcast before
+        // (the clear of the source's old breakpoints) counts as its answer to this one.
+        bool armed = true;
+        for (const auto& answer : it->answers) {
+            const auto found = shown_breakpoints_.find(number(answer, "id", -1));
+            if (found != shown_breakpoints_.end() && !found->second.body.value("verified", false)) {
+                armed = false;
+            }
+        }
+        if (total > 0 && !armed && now < it->deadline) {
             ++it;
             continue;
         }
