@@ -188,6 +188,18 @@ async function main() {
   assert.strictEqual((await step).body.reason, 'step');
   frames = await topFrame(dc, threadId);
   assert.deepStrictEqual([frames[0].name, frames[0].line], ['work', LINE_WORK]);
+  // next to work()'s last line, and off its end: in the caller, not at pdb's --Return-- (which
+  // would stop in work() again, on its return line).
+  const lines = [];
+  for (let i = 0; i < 3; i += 1) {
+    step = dc.waitForEvent('stopped', TIMEOUT);
+    await dc.nextRequest({ threadId });
+    assert.strictEqual((await step).body.reason, 'step');
+    frames = await topFrame(dc, threadId);
+    lines.push([frames[0].name, frames[0].line]);
+  }
+  assert.deepStrictEqual(lines.slice(0, 2), [['work', LINE_SECOND], ['work', LINE_SECOND + 1]]);
+  assert.strictEqual(lines[2][0], 'grandchild', JSON.stringify(lines));
   dc.removeListener('output', echoed);
   assert.deepStrictEqual(echoes, []);
 
