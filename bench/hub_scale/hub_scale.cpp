@@ -5,7 +5,10 @@
 // (the summary) and `dpdb ls --json` (everything) commands, process start included; at the
 // largest, the console round trip through the hub, the time from a breakpoint hit to the
 // notification at a subscribed client, and how long the hub takes to record the end of every
-// process when they all hang up at once. Prints markdown tables.
+// process when they all hang up at once; and at scale, the time from the real `dpdb break` to
+// every agent having armed it (the command's "armed in N" line), and from every agent pausing at
+// once to a subscriber having heard every pause and the hub listing them all. Prints markdown
+// tables.
 //
 // The agents look like a training job: eight processes per host, tags RANK, LOCAL_RANK,
 // WORLD_SIZE and a role.
@@ -13,6 +16,7 @@
 //   hub_scale DPDB_EXECUTABLE [AGENTS=10000] [SESSIONS=100]
 //
 // The hub ends with the benchmark, whatever happens (hub_process.hpp).
+#include <poll.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,6 +27,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/address.hpp"
@@ -128,6 +133,45 @@ Json agent_description(int i, int agents) {
               {"LOCAL_RANK", std::to_string(i % 8)},
               {"WORLD_SIZE", std::to_string(agents)},
               {"role", i % 100 == 0 ? "loader" : "trainer"}}}};
+}
+
+// Everything the hub sent the agents so far read and dropped, so that what comes next is an
+// answer to what the benchmark does.
+void drain(std::vector<std::unique_ptr<Channel>>& agents) {
+    for (auto& agent : agents) {
+        while (agent->receive(0)) {
+        }
+    }
+}
+
+// Plays every agent's part in arming: each answers the hub's next non-empty breakpoint list
+// with every breakpoint of it armed (what the Python agent's break_status says), as its
+// message arrives, all agents waited on at once.
+void arm_everywhere(std::vector<std::unique_ptr<Channel>>& agents) {
+    std::vector<pollfd> fds;
+    for (auto& agent : agents) fds.push_back({agent->fd(), POLLIN, 0});
+    std::vector<bool> armed(agents.size(), false);
+    std::size_t left = agents.size();
+    const auto deadline = Clock::now() + std::chrono::milliseconds(4 * kAnswerMs);
+    while (left > 0) {
+        if (Clock::now() > deadline) {
+            throw std::runtime_error(std::to_string(left) + " agents never got the breakpoint");
+        }
+        if (::poll(fds.data(), fds.size(), 1000) <= 0) continue;
+        for (std::size_t i = 0; i < fds.size(); ++i) {
+            if (fds[i].revents == 0 || armed[i]) continue;
+            while (auto message = agents[i]->receive(0)) {
+                if (message->type != "breakpoints" || (*message)["list"].empty()) continue;
+                Json ids = Json::array();
+                for (const auto& bp : (*message)["list"]) ids.push_back(bp["id"]);
+                agents[i]->send(make("break_status", {{"resolved", ids}}));
+                armed[i] = true;
+                --left;
+                fds[i].events = 0;
+                break;
+            }
+        }
+    }
 }
 
 struct Step {
@@ -298,6 +342,47 @@ int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string
         hitting.send(make("session_close", {{"sid", 1000 + round}, {"reason", "continued"}}));
     }
 
+    // Arming at scale: the real `dpdb break` until it prints where the breakpoint is armed,
+    // which it does once every process has answered the new list.
+    drain(agent_channels);
+    std::string break_output;
+    const auto arm_start = Clock::now();
+    std::thread arming([&] { arm_everywhere(agent_channels); });
+    const int break_status = hub_scale::run_captured(
+        {dpdb, "break", "/srv/job/train.py:42", "--hub", "unix:" + socket_path}, break_output,
+        errors);
+    const double break_ms = ms_since(arm_start);
+    arming.join();
+    if (break_status != 0) throw std::runtime_error("dpdb break failed (see " + errors + ")");
+
+    // Pausing at scale: every agent opens a session at once; timed until the subscriber has
+    // heard every one, and until the hub's summary (what `dpdb ls` shows) counts them all.
+    drain(agent_channels);
+    const auto pause_start = Clock::now();
+    for (int i = 0; i < agents; ++i) {
+        agent_channels[i]->send(
+            make("session_open",
+                 {{"sid", 5000}, {"info", {{"file", "/srv/job/train.py"}, {"line", 42}}}}));
+    }
+    const double pause_sent_ms = ms_since(pause_start);
+    int heard = 0;
+    while (heard < agents) {
+        const auto event = expect(subscriber, "event");
+        if (event.str("kind") == "session_open") ++heard;
+    }
+    const double pause_heard_ms = ms_since(pause_start);
+    const auto pause_deadline = pause_start + std::chrono::milliseconds(4 * kAnswerMs);
+    while (summarize(client, ++request).num("sessions") < sessions + agents) {
+        if (Clock::now() > pause_deadline)
+            throw std::runtime_error("the pauses were never all listed");
+    }
+    const double pause_listed_ms = ms_since(pause_start);
+    std::string pause_ls;
+    std::vector<std::string> ls_argv = {dpdb, "ls", "--hub", "unix:" + socket_path};
+    const auto pause_ls_start = Clock::now();
+    hub_scale::run_captured(ls_argv, pause_ls, errors);
+    const double pause_ls_ms = ms_since(pause_ls_start);
+
     // The job ends: every agent hangs up at once, and the hub records how each ended. Timed
     // until a listing is empty.
     const auto leave_start = Clock::now();
@@ -333,6 +418,13 @@ int bench(hub_scale::HubProcess& hub, const std::string& dpdb, const std::string
                 percentile(notify_ms, 0.99));
     std::printf("%d agents hang up at once: the hub has recorded every exit after %.0f ms\n\n",
                 agents, leave_ms);
+    std::printf("`dpdb break` to every one of %d agents armed: %.0f ms, printing:\n%s\n", agents,
+                break_ms, break_output.c_str());
+    std::printf(
+        "%d agents pause at once: sent in %.0f ms, a subscriber has heard every pause after %.0f "
+        "ms, the summary counts them all after %.0f ms; a `dpdb ls` then: %.0f ms\n\n",
+        agents, pause_sent_ms, pause_heard_ms, pause_listed_ms, pause_ls_ms);
+    std::printf("`dpdb ls` with every agent paused:\n\n```\n%s```\n\n", pause_ls.c_str());
     std::printf("`dpdb ls` at %d agents:\n\n```\n%s```\n", agents, ls_output.c_str());
     hub.stop();
     return 0;
