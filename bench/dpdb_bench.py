@@ -1,10 +1,11 @@
-"""What the benchmarks that drive the real `dpdb` command share: finding it, and an environment
-of their own, so that they never meet the user's hubs."""
+"""What the benchmarks that drive the real `dpdb` command share: finding it, an environment of
+their own, so that they never meet the user's hubs, and a bounded wait."""
 import contextlib
 import os
 import shutil
 import sys
 import tempfile
+import time
 
 
 def dpdb_executable():
@@ -28,3 +29,12 @@ def private_environment(**extra):
         yield env
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+def wait_for(predicate, what, seconds=30):
+    """Polls `predicate` until it holds; exits saying `what` was not seen within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            sys.exit("timed out waiting for " + what)
+        time.sleep(0.01)

@@ -35,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from dpdb_bench import dpdb_executable, private_environment  # noqa: E402
+from dpdb_bench import dpdb_executable, private_environment, wait_for  # noqa: E402
 
 ROUNDS = 5
 PER_HOST = 8
@@ -70,14 +70,6 @@ def read_frame(sock):
         return data
     size, = struct.unpack(">I", exactly(4))
     return json.loads(exactly(size))
-
-
-def wait_for(predicate, what, seconds=60):
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise SystemExit("timed out waiting for " + what)
-        time.sleep(0.02)
 
 
 def listening(path):
