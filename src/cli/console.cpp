@@ -31,7 +31,7 @@ std::atomic<bool> g_interrupted{false};
 std::atomic<bool> g_hung_up{false};
 
 void on_sigint(int) {
-    g_interrupted = true;
+    interrupt_console();
 }
 
 void on_sighup(int) {
@@ -68,6 +68,10 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+void interrupt_console() {
+    g_interrupted = true;
+}
+
 Console::Console(wire::Channel& channel, ConsoleOptions options)
     : channel_(channel), options_(std::move(options)) {
     interactive_ = ::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO);
@@ -84,9 +88,11 @@ Console::Console(wire::Channel& channel, ConsoleOptions options)
         action.sa_handler = on_sigwinch;
         sigaction(SIGWINCH, &action, nullptr);
     }
-    struct sigaction action {};
-    action.sa_handler = on_sigint;
-    sigaction(SIGINT, &action, nullptr);
+    if (!options_.sigint_handled_by_caller) {
+        struct sigaction action {};
+        action.sa_handler = on_sigint;
+        sigaction(SIGINT, &action, nullptr);
+    }
     if (options_.follow == Follow::Run) {
         // The terminal went away (an SSH connection dropped, a window closed): the run goes on
         // without it, its sessions paused for a `dpdb attach` from elsewhere.

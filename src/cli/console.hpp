@@ -38,7 +38,13 @@ struct ConsoleOptions {
     std::int64_t program_pid = 0;
     // Follow::Run: the program's output comes through here (cli/program_terminal), if at all.
     ProgramTerminal* program_terminal = nullptr;
+    // The console's maker owns SIGINT and passes the terminal's on with interrupt_console()
+    // (dpdb run: its handler is in place before the program starts, and stays).
+    bool sigint_handled_by_caller = false;
 };
+
+// The terminal's Ctrl-C, for the console to act on at its next turn. Async-signal-safe.
+void interrupt_console();
 
 class Console {
   public:

@@ -102,32 +102,37 @@ struct ProgramWatch {
 
 // What `dpdb run` does with signals sent to it, as a process supervisor would: SIGTERM, and a
 // SIGINT sent by a process (kill, not Ctrl-C at the terminal, which reaches the program by
-// itself), go on to the program; dpdb ends when it does.
+// itself), go on to the program; dpdb ends when it does. The handler is in place before the
+// program starts and stays: a supervisor may send its signal as soon as the program said it is
+// ready, and the console must not take it meanwhile.
 std::atomic<pid_t> g_program{0};
-struct sigaction g_console_sigint {};
+std::atomic<int> g_signal_before_start{0};
 
-void forward_to_program(int signal, siginfo_t* info, void* context) {
+void forward_to_program(int signal, siginfo_t* info, void*) {
     const bool sent = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
     if (signal == SIGINT && !sent) {
-        // The terminal's: the console's to handle (it interrupts a command at the prompt).
-        if (g_console_sigint.sa_flags & SA_SIGINFO) {
-            g_console_sigint.sa_sigaction(signal, info, context);
-        } else if (g_console_sigint.sa_handler != SIG_IGN &&
-                   g_console_sigint.sa_handler != SIG_DFL) {
-            g_console_sigint.sa_handler(signal);
-        }
+        interrupt_console();  // the terminal's: it interrupts a command at the prompt
         return;
     }
-    if (const pid_t program = g_program.load(); program > 0) ::kill(program, signal);
+    if (const pid_t program = g_program.load(); program > 0) {
+        ::kill(program, signal);
+    } else {
+        g_signal_before_start = signal;  // sent once the program's pid is known
+    }
+}
+
+void forward_signals() {
+    struct sigaction action {};
+    action.sa_sigaction = forward_to_program;
+    action.sa_flags = SA_SIGINFO;  // no SA_RESTART: the console's wait wakes for a Ctrl-C
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
 }
 
 void forward_signals_to(pid_t program) {
     g_program = program;
-    struct sigaction action {};
-    action.sa_sigaction = forward_to_program;
-    action.sa_flags = SA_SIGINFO;
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGINT, &action, &g_console_sigint);
+    if (const int early = g_signal_before_start.exchange(0); early != 0) ::kill(program, early);
 }
 
 // How long the program's start waits for a joined hub's answer at most: a hub that is up answers
@@ -256,11 +261,12 @@ int run_command(const RunOptions& options) {
         }
     }
     const auto terminal = ProgramTerminal::open_if_wanted();
-    ProgramWatch program{start_program(argv, terminal.get()), std::nullopt};
     // Ctrl-C while the program runs is for the program (it shares our process group); at the
     // prompt the line editor takes the terminal's ISIG away, so Ctrl-C only clears the line. The
-    // console catches it only to interrupt a command that an attached session runs.
-    std::signal(SIGINT, SIG_IGN);
+    // console hears of it only to interrupt a command that an attached session runs.
+    forward_signals();
+    ProgramWatch program{start_program(argv, terminal.get()), std::nullopt};
+    forward_signals_to(program.pid);
 
     ConsoleOptions console_options;
     console_options.follow = Follow::Run;
@@ -268,7 +274,7 @@ int run_command(const RunOptions& options) {
     console_options.program_running = [&program] { return program.running(); };
     console_options.program_pid = program.pid;
     console_options.program_terminal = terminal.get();
-    forward_signals_to(program.pid);
+    console_options.sigint_handled_by_caller = true;
     // The console ends early if it lost the hub or its terminal; the program runs on regardless
     // (its sessions wait for a client, or for the hub to come back), and so does the embedded
     // hub. A joined hub is dialled again meanwhile: the console carries on once it answers.
@@ -277,7 +283,6 @@ int run_command(const RunOptions& options) {
         if (!channel) channel = dial_while_running(*dialer, program, terminal.get());
         if (!channel) break;
         Console console(*channel, console_options);
-        forward_signals_to(program.pid);  // keeps the console's handler for the terminal's Ctrl-C
         bool lost = false;
         try {
             lost = console.run() != 0 && program.running();
