@@ -121,13 +121,21 @@ void forward_to_program(int signal, siginfo_t* info, void*) {
     }
 }
 
+// A signal ignored when dpdb run started (a job started in the background by a script, nohup)
+// stays ignored, and the program inherits it so, as it would without dpdb.
 void forward_signals() {
     struct sigaction action {};
     action.sa_sigaction = forward_to_program;
     action.sa_flags = SA_SIGINFO;  // no SA_RESTART: the console's wait wakes for a Ctrl-C
     sigemptyset(&action.sa_mask);
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGINT, &action, nullptr);
+    for (const int signal : {SIGTERM, SIGINT}) {
+        struct sigaction current {};
+        if (sigaction(signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+            current.sa_handler == SIG_IGN) {
+            continue;
+        }
+        sigaction(signal, &action, nullptr);
+    }
 }
 
 void forward_signals_to(pid_t program) {

@@ -40,7 +40,7 @@ def dpdb_executable():
 DPDB = dpdb_executable()
 
 
-def _as_a_foreground_job():
+def as_a_foreground_job():
     # As a shell gives a job it runs in the foreground: Ctrl-C and a hangup at their defaults. A
     # test run started in the background by a non-interactive shell (CI's, or `dev/test &`) has
     # SIGINT ignored, and one under nohup SIGHUP, which every program would inherit: then nothing
@@ -89,7 +89,7 @@ class Session:
         child = pexpect.spawn(command[0], command[1:], env=dict(self.env, **(env or {})),
                               cwd=cwd or self.root, encoding="utf-8", timeout=timeout,
                               dimensions=dimensions, codec_errors="replace",
-                              preexec_fn=_as_a_foreground_job)
+                              preexec_fn=as_a_foreground_job)
         child.logfile_read = io.StringIO()  # the whole transcript, shown when a test fails
         child.name = " ".join(args)
         self.children.append(child)

@@ -7,7 +7,7 @@ import signal
 import socket
 import subprocess
 
-from conftest import DPDB, PROMPT, finish, program, wait_until
+from conftest import DPDB, PROMPT, as_a_foreground_job, finish, program, wait_until
 
 PROGRAM = program("outlive.py")
 
@@ -45,8 +45,11 @@ def test_sigterm_to_dpdb_run_goes_to_the_program(dpdb):
 
 def test_sigint_sent_to_dpdb_run_goes_to_the_program(dpdb):
     # Without a terminal (a service manager's job): the program gets KeyboardInterrupt and ends.
+    # Started as a foreground job: one started in the background by a script has SIGINT ignored,
+    # and so has its program, with or without dpdb.
     run = subprocess.Popen([DPDB, "run", PROGRAM], env=dpdb.env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=as_a_foreground_job)
     try:
         assert run.stdout.readline().startswith("ready")
         os.kill(run.pid, signal.SIGINT)
