@@ -117,6 +117,7 @@ class _Control:
                     self.breakpoints.update(message["list"])
                     self.first_list.set()
                 elif kind == "stacks_request":
+                    _agent.stacks_started(message["req"])
                     reply = {"req": message["req"], "stacks": stacks(message.get("gil"))}
                     _agent.stacks_answered(message["req"])
                     _agent.send_process("stacks_reply", json.dumps(reply))

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -26,6 +27,8 @@ namespace {
 constexpr char kBegin = '\x01';
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
 constexpr auto kCrashReportWait = std::chrono::seconds(1);
+// How long a stacks request that Python has begun to answer waits for it before the native dump.
+constexpr auto kStartedAnswerWait = std::chrono::seconds(5);
 // Within it, what the logpoint queue may take: a send under way, then a connection.
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
@@ -53,6 +56,8 @@ std::atomic<std::int64_t> g_ending_connect_wait_ms{0};
 // Requests Python has answered, the GIL as seen when a native dump was taken, and the lock that
 // keeps a dump at a time in the pipe.
 std::mutex g_mutex;
+std::condition_variable g_answer_came;
+std::set<std::int64_t> g_started;  // Python runs: it is answering, however slowly
 std::set<std::int64_t> g_answered;
 std::map<std::int64_t, GilSnapshot> g_gil_at_dump;
 
@@ -300,14 +305,27 @@ void flush_at_ending_signals(std::chrono::milliseconds wait,
     }
 }
 
+void stacks_started(std::int64_t req) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_started.insert(req);
+}
+
 void stacks_answered(std::int64_t req) {
     std::lock_guard<std::mutex> lock(g_mutex);
+    g_started.erase(req);
     g_answered.insert(req);
+    g_answer_came.notify_all();
 }
 
 void answer_stacks_natively(std::int64_t req) {
     if (g_dump_signal == 0 || g_pipe_pid != ::getpid()) return;
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::unique_lock<std::mutex> lock(g_mutex);
+    // Python has begun (reading source lines from a slow disk, say): its answer, which hides the
+    // debugger's frames of paused threads, is worth waiting for, boundedly.
+    if (g_started.count(req) > 0) {
+        g_answer_came.wait_for(lock, kStartedAnswerWait, [req] { return g_answered.count(req); });
+        g_started.erase(req);
+    }
     if (g_answered.erase(req) > 0) return;
     // Python did not answer: a thread holds the GIL in C code, so no thread state goes away now.
     GilSnapshot& gil = g_gil_at_dump[req] = take_gil_snapshot();

@@ -39,6 +39,9 @@ void flush_at_ending_signals(std::chrono::milliseconds wait,
 // stacks_reply to request `req` unless Python answered it first.
 void answer_stacks_natively(std::int64_t req);
 
+// Python began to answer request `req`: a native answer waits for it (boundedly).
+void stacks_started(std::int64_t req);
+
 // Python answered request `req`: a native answer is no longer wanted.
 void stacks_answered(std::int64_t req);
 

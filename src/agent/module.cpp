@@ -206,6 +206,7 @@ NB_MODULE(_agent, m) {
         const auto ident = nb::cast<unsigned long>(thread.attr("ident"));
         dpdb::agent::name_own_thread(static_cast<pthread_t>(ident), role.c_str());
     });
+    m.def("stacks_started", [](std::int64_t req) { dpdb::agent::stacks_started(req); });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("log_budget_rate", [](double per_second) { dpdb::agent::log_budget_rate(per_second); });
     m.def("log_admit", [] { return dpdb::agent::log_admit(); });
