@@ -27,8 +27,9 @@ namespace {
 constexpr char kBegin = '\x01';
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
 constexpr auto kCrashReportWait = std::chrono::seconds(1);
-// How long a stacks request that Python has begun to answer waits for it before the native dump.
-constexpr auto kStartedAnswerWait = std::chrono::seconds(5);
+// How long a stacks request that Python has begun to answer waits for it before the native dump:
+// with the 0.3 s before, still within the hub's 1 s for every process's answer.
+constexpr auto kStartedAnswerWait = std::chrono::milliseconds(500);
 // Within it, what the logpoint queue may take: a send under way, then a connection.
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
