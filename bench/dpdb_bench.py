@@ -1,7 +1,9 @@
 """What the benchmarks that drive the real `dpdb` command share: finding it, an environment of
-their own, so that they never meet the user's hubs, and a bounded wait."""
+their own, so that they never meet the user's hubs, a bounded wait, and an end to what they
+started."""
 import contextlib
 import os
+import signal
 import shutil
 import sys
 import tempfile
@@ -38,3 +40,12 @@ def wait_for(predicate, what, seconds=30):
         if time.monotonic() > deadline:
             sys.exit("timed out waiting for " + what)
         time.sleep(0.01)
+
+
+def stop(process):
+    """Ends a Popen started with start_new_session=True, and its whole process group."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    process.wait()

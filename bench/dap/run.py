@@ -36,7 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
-from dpdb_bench import dpdb_executable, private_environment, wait_for  # noqa: E402
+from dpdb_bench import dpdb_executable, private_environment, stop, wait_for  # noqa: E402
 
 PROGRAM = os.path.join(ROOT, "tests", "e2e", "programs", "dap_single.py")
 CLIENT = os.path.join(ROOT, "tests", "dap", "compare.js")
@@ -56,14 +56,6 @@ def listening(port):
     with open("/proc/net/tcp") as table:
         return any(f[1] == "0100007F:%04X" % port and f[3] == "0A"
                    for f in (line.split() for line in table))
-
-
-def stop(process):
-    try:
-        os.killpg(process.pid, 9)
-    except OSError:
-        pass
-    process.wait()
 
 
 def node(script, adapter, env):

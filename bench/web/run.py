@@ -35,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from dpdb_bench import dpdb_executable, private_environment, wait_for  # noqa: E402
+from dpdb_bench import dpdb_executable, private_environment, stop, wait_for  # noqa: E402
 
 ROUNDS = 5
 PER_HOST = 8
@@ -105,14 +105,6 @@ def log_line(text):
 
 def started(argv, env, **options):
     return subprocess.Popen(argv, env=env, start_new_session=True, **options)
-
-
-def stop(process):
-    try:
-        os.killpg(process.pid, 9)
-    except OSError:
-        pass
-    process.wait()
 
 
 def measure(dpdb, env, browser, agents):
