@@ -111,13 +111,17 @@ std::string native_stacks_note(const GilSnapshot& gil) {
     return "no answer in Python within 0.3 s: " + who + "; stacks read without it";
 }
 
-// What the process would have done without dpdb: the signal's default action, now. Sent to the
-// process, so that whichever thread does not block it takes it (ours block it).
-void end_by_default(int signal) {
+void reset_to_default(int signal) {
     struct sigaction action {};
     action.sa_handler = SIG_DFL;
     sigemptyset(&action.sa_mask);
     ::sigaction(signal, &action, nullptr);
+}
+
+// What the process would have done without dpdb: the signal's default action, now. Sent to the
+// process, so that whichever thread does not block it takes it (ours block it).
+void end_by_default(int signal) {
+    reset_to_default(signal);
     ::kill(::getpid(), signal);
 }
 
@@ -258,10 +262,7 @@ void disable_dumps() {
             struct sigaction current {};
             // The program's own handler, set since, stays.
             if (::sigaction(signal, nullptr, &current) == 0 && is_ending_handler(current)) {
-                struct sigaction action {};
-                action.sa_handler = SIG_DFL;
-                sigemptyset(&action.sa_mask);
-                ::sigaction(signal, &action, nullptr);
+                reset_to_default(signal);
             }
         }
     }
