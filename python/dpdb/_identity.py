@@ -101,6 +101,23 @@ def process_name():
     return ""
 
 
+class _NamedAfterFork:
+    """The key multiprocessing's after-fork registry holds (weakly, so one lives here)."""
+
+
+_named_after_fork = _NamedAfterFork()
+
+
+def refresh_when_launcher_names_child():
+    """multiprocessing, `multiprocess` and billiard name a forked child in its bootstrap, after
+    os's fork hooks announced it unnamed; their own after-fork registry runs once the name is set,
+    so the hub hears it at once rather than at the control thread's next recheck."""
+    for module in ("billiard", "multiprocess", "multiprocessing"):
+        util = sys.modules.get(module + ".util")
+        if util is not None and hasattr(util, "register_after_fork"):
+            util.register_after_fork(_named_after_fork, lambda _: refresh())
+
+
 def describe():
     started, kernel = _kernel_view()
     described = {

@@ -187,6 +187,7 @@ def _after_fork_in_child():
         current._set_native_id()
     if _agent.started():
         _agent.after_fork_in_child(_identity.announce())
+        _identity.refresh_when_launcher_names_child()
         _control.start()
         target = _identity.exec_target()
         if target is not None:

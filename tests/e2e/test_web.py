@@ -41,6 +41,13 @@ def live_pids(dpdb):
     return {p["pid"]: p for p in dpdb.ls()["processes"]}
 
 
+def wait_for_the_named_workers(dpdb):
+    # A worker is listed at its fork, and named a moment later by multiprocessing's bootstrap.
+    wait_until(lambda: sorted(p.get("process_name", "") for p in live_pids(dpdb).values())
+               == ["", "worker-0", "worker-1", "worker-2"],
+               "the main process and its 3 named workers listed")
+
+
 @pytest.fixture
 def browser():
     if CHROMIUM is None:
@@ -64,7 +71,7 @@ def test_the_tree_is_pushed_live_and_what_peers_sent_is_text(dpdb, browser):
     from playwright.sync_api import expect
 
     run, stop_file = start_job(dpdb)
-    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    wait_for_the_named_workers(dpdb)
     processes = live_pids(dpdb)
     session = dpdb.ls()["sessions"][0]
     worker = session["pid"]
@@ -131,7 +138,7 @@ def test_a_console_breakpoints_the_timeline_and_stacks_from_the_page(dpdb, brows
     from playwright.sync_api import expect
 
     run, stop_file = start_job(dpdb)
-    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    wait_for_the_named_workers(dpdb)
     session = dpdb.ls()["sessions"][0]
     sid, worker = session["sid"], session["pid"]
     web, url, _, _ = start_web(dpdb)
@@ -289,7 +296,7 @@ def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
     stop_file = os.path.join(dpdb.root, "stop")
     run = dpdb.spawn("dpdb", "run", "--hub", hub.match.group(1), JOB, stop_file, "job")
     run.expect(PROMPT)
-    wait_until(lambda: len(live_pids(dpdb)) == 4, "the main process and its 3 workers listed")
+    wait_for_the_named_workers(dpdb)
     processes = live_pids(dpdb)
     worker = dpdb.ls()["sessions"][0]["pid"]
     stop_line = line_of(JOB, "worker-1 stops here") - (1 if STOPS_ON_CALL else 0)
