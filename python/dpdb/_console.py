@@ -58,6 +58,9 @@ _running = {}
 _open = {}
 # How many sessions the main thread opened: whether a Ctrl-C's pause has landed yet.
 _main_thread_opened = 0
+# Sessions opened over a thread that waits in C code, by a view run in a thread of dpdb's
+# (_waiting_view), by the ident of the thread shown: its pause's stop takes the session over.
+_views = {}
 
 
 def main_thread_sessions_opened():
@@ -106,15 +109,37 @@ class SessionConsole:
         _identity.refresh()
         if self.sid is None:
             self.sid = _agent.open_session(json.dumps(info))
-            _open[self.sid] = threading.get_ident()
-            if threading.current_thread() is threading.main_thread():
-                global _main_thread_opened
-                _main_thread_opened += 1
+            self._opened_here()
             self.attached = False
             self._hub_has_had_it = False
             self._announce_wait(info)
         else:
             _agent.update_session(self.sid, json.dumps(info))
+
+    def _opened_here(self):
+        _open[self.sid] = threading.get_ident()
+        if threading.current_thread() is threading.main_thread():
+            global _main_thread_opened
+            _main_thread_opened += 1
+
+    def take_over_view(self):
+        """A thread that stops for its pause: the session a view opened over it while it waited
+        in C code becomes this console's, attached as it was (open() then updates it): True.
+        None if there was no view; False if its session had ended (`c` or `q` in the view just
+        before the wait did)."""
+        view = _views.get(threading.get_ident())
+        if view is None:
+            return None
+        view.end()
+        if view.sid is None:
+            return False
+        self.sid, self.attached, self.columns = view.sid, view.attached, view.columns
+        self._hub_has_had_it = view._hub_has_had_it
+        self._pending = view._pending + self._pending
+        self._pending_size += view._pending_size
+        view.sid = None
+        self._opened_here()
+        return True
 
     def close(self, reason):
         if self.sid is None:

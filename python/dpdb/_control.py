@@ -123,7 +123,7 @@ class _Control:
                     _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
                     try:
-                        self.pause(message.get("all_threads", False))
+                        self.pause(message.get("all_threads", False), message.get("view", False))
                     finally:  # the client waits for this before it says or does anything more
                         _agent.send_process("pause_armed", "{}")
                 elif kind == "interrupt":
@@ -165,8 +165,8 @@ class _Control:
                                        "(DPDB_ENGINE=bdb watches no other thread)\n")
         return self.debugger
 
-    def pause(self, all_threads):
-        _pause.ask(self.holder(), all_threads)
+    def pause(self, all_threads, view):
+        _pause.ask(self.holder(), all_threads, view)
 
 
 def _gil_role(gil, holder, ident, native_id):

@@ -105,9 +105,16 @@ class Debugger(*_BASES):
 
     def interaction(self, frame, traceback):
         paused = frame is not None and _pause.stopped_by_pause()
+        viewed = self.console.take_over_view() if paused else None
+        if viewed is False:  # the user let it go from the view just before the wait ended
+            self.set_continue()
+            return
         self.inspector.forget()  # references name what the last stop showed
         self.console.open(self._stop_info(frame, traceback, "pause" if paused else None))
-        if paused:
+        if viewed:
+            self.message("The wait ended: paused by dpdb at the thread's next line. "
+                         "(Use 'c' to resume.)")
+        elif paused:
             # dpdb pause, dpdb attach -p and an IDE's pause all come this way.
             self.message("Paused by dpdb. (Use 'c' to resume.)")
         if self._condition_error:
@@ -159,17 +166,24 @@ class Debugger(*_BASES):
         finally:
             self.stdout = console
 
-    def _stop_info(self, frame, traceback, reason=None):
+    def _stop_info(self, frame, traceback, reason=None, thread=None):
+        """What the hub lists of this stop; `thread`: the one stopped, if not the calling one
+        (a view of a thread that waits in C code)."""
         if frame is None and traceback is not None:
             while traceback.tb_next is not None:
                 traceback = traceback.tb_next
             frame, line = traceback.tb_frame, traceback.tb_lineno
         else:
             line = frame.f_lineno
-        thread = threading.current_thread()
+        if thread is None:
+            thread = threading.current_thread()
+            tid = threading.get_ident()
+            native_tid = getattr(threading, "get_native_id", threading.get_ident)()
+        else:
+            tid, native_tid = thread.ident, getattr(thread, "native_id", None)
         return {
-            "tid": threading.get_ident(),
-            "native_tid": getattr(threading, "get_native_id", threading.get_ident)(),
+            "tid": tid,
+            "native_tid": native_tid,
             "thread": frameworks.thread_label(thread),
             "main_thread": thread is threading.main_thread(),
             "file": frame.f_code.co_filename,

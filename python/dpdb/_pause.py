@@ -19,9 +19,10 @@ _announce = set()
 _debugged = True
 
 
-def ask(debugger, all_threads):
+def ask(debugger, all_threads, view=False):
     """Stop the main thread (or every thread but dpdb's own) at its next line, through the
-    breakpoints of `debugger`."""
+    breakpoints of `debugger`; with `view`, one that waits in C code gets its session at once,
+    over its frames as it waits (_waiting_view)."""
     frames = sys._current_frames()
     me = threading.get_ident()
     # dpdb's own threads run on (among them the one that keeps supervisors content).
@@ -38,6 +39,10 @@ def ask(debugger, all_threads):
             for line in _lines_of(code):
                 if debugger.set_break(code.co_filename, line, cond=condition) is None:
                     numbers.append(debugger.get_breaks(code.co_filename, line)[-1].number)
+        if view:
+            from dpdb import _waiting_view
+
+            _waiting_view.watch(debugger, ident, frame)
 
 
 def _codes_to_stop_in(frame):
@@ -65,6 +70,16 @@ def drop_all(debugger):
     detach -p, an attach interrupted while it waited for its pause)."""
     for ident in list(_pausing):
         _forget(debugger, ident)
+
+
+def forget_thread(debugger, ident):
+    """The pause of one thread goes, landed or not (`c` in the view of a thread that waits)."""
+    _forget(debugger, ident)
+
+
+def waiting_for(ident):
+    """Whether thread `ident` was asked to pause and has not stopped yet."""
+    return ident in _pausing and ident not in _paused and _debugged
 
 
 def _forget(debugger, ident):

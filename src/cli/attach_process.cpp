@@ -36,8 +36,9 @@ constexpr const char* kInjectLibrary = "libdpdb_inject.so";
 constexpr const char* kInjectStart = "dpdb_inject_start";
 constexpr auto kReplyPoll = std::chrono::milliseconds(20);
 constexpr auto kGilNotice = std::chrono::seconds(1);
-// A pause that has not landed by then waits for a thread that waits in C code: said at once.
-constexpr auto kSessionNotice = std::chrono::milliseconds(300);
+// A pause that has neither landed nor opened a view by then (the agent opens one 0.2 s after the
+// pause, if the main thread runs no Python meanwhile) waits for a thread that runs C code.
+constexpr auto kSessionNotice = std::chrono::milliseconds(1500);
 // The innermost frames of a waiting main thread shown with that notice.
 constexpr std::size_t kWaitingFramesShown = 6;
 constexpr int kListTimeoutMs = 5000;
@@ -260,32 +261,61 @@ bool attach_one(const attach::PythonProcess& target, const HubTarget& hub, bool 
     }
 }
 
-// The session of `pid` once it has one (after a pause); 0 if it exited first, -1 if Ctrl-C
-// ended the wait.
+// What the main thread of `pid` waits in, said once: when the view of it as it waits opens (the
+// session's reason is "waiting"), or, if no session comes at once (a thread holds the GIL in C),
+// with its innermost frames read from its memory.
+class WaitNotice {
+  public:
+    explicit WaitNotice(pid_t pid) : pid_(pid) {}
+
+    void for_view() {
+        if (told_) return;
+        told_ = true;
+        std::fprintf(stderr,
+                     "dpdb: pid %d's main thread %s: its session shows it as it waits; it stops "
+                     "at its next Python line once that ends\n",
+                     pid_, call().c_str());
+    }
+
+    void for_no_session() {
+        if (told_) return;
+        told_ = true;
+        std::fprintf(stderr,
+                     "dpdb: pid %d's main thread %s: it stops at its next Python line once that "
+                     "ends (Ctrl-C leaves it as it was)\n",
+                     pid_, call().c_str());
+        // Where in the program, read from outside: no session can show it before the wait ends.
+        const std::string stack = main_thread_stack(pid_, kWaitingFramesShown);
+        if (!stack.empty()) {
+            std::fprintf(stderr, "  where it waits (read from its memory):\n%s", stack.c_str());
+        }
+    }
+
+  private:
+    std::string call() const {
+        const auto waits_in = attach::waiting_in(pid_, pid_);
+        return waits_in.empty() ? "runs C code" : "waits in C code, in " + waits_in;
+    }
+
+    pid_t pid_;
+    bool told_ = false;
+};
+
+// The session of `pid` once it has one (after a pause, or the view of a main thread that waits in
+// C code); 0 if it exited first, -1 if Ctrl-C ended the wait.
 std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
     const auto started = std::chrono::steady_clock::now();
-    bool told = false;
+    WaitNotice notice(pid);
     for (;;) {
         const auto listing = list_hub(hub, kListTimeoutMs);
         for (const auto& s : listing["sessions"]) {
-            if (s.value("pid", std::int64_t{0}) == pid) return s.value("sid", std::int64_t{0});
+            if (s.value("pid", std::int64_t{0}) != pid) continue;
+            if (s.value("reason", std::string()) == "waiting") notice.for_view();
+            return s.value("sid", std::int64_t{0});
         }
         if (!attach::running(pid)) return 0;
         if (g_interrupted) return -1;
-        if (!told && std::chrono::steady_clock::now() - started > kSessionNotice) {
-            told = true;
-            const auto call = attach::waiting_in(pid, pid);
-            std::fprintf(stderr,
-                         "dpdb: pid %d's main thread %s%s: it stops at its next Python line "
-                         "once that ends (Ctrl-C leaves it as it was)\n",
-                         pid, call.empty() ? "runs C code" : "waits in C code, in ", call.c_str());
-            // Where in the program, read from outside: the agent runs no Python in a thread
-            // that waits in C, and the pause cannot show it before the wait ends.
-            const std::string stack = main_thread_stack(pid, kWaitingFramesShown);
-            if (!stack.empty()) {
-                std::fprintf(stderr, "  where it waits (read from its memory):\n%s", stack.c_str());
-            }
-        }
+        if (std::chrono::steady_clock::now() - started > kSessionNotice) notice.for_no_session();
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
 }
@@ -372,9 +402,9 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
             hub.address.to_string().c_str(), options.pid);
         return 0;
     }
-    const auto paused =
-        ask_hub(hub, "pause_process", {{"pid", options.pid}, {"all_threads", false}}, "result",
-                kListTimeoutMs);
+    const auto paused = ask_hub(hub, "pause_process",
+                                {{"pid", options.pid}, {"all_threads", false}, {"view", true}},
+                                "result", kListTimeoutMs);
     if (paused.type != "result" || !paused["ok"].get<bool>()) {
         std::fprintf(stderr, "dpdb: cannot pause pid %d: %s\n", options.pid,
                      paused.type == "result" ? paused.str("message").c_str() : "no answer");

@@ -150,7 +150,8 @@ void HubImpl::process_order(const ConnectionPtr& client, const Message& message)
     }
     // Answered once the pause is armed: what the client says next ("it waits in C code") and
     // what the user does next (wake the program) must not come before it.
-    agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()}}));
+    agent->send(make("pause", {{"all_threads", message["all_threads"].get<bool>()},
+                               {"view", message.has("view") && message["view"].get<bool>()}}));
     order_awaiting_agent(client, message, connection, "pause",
                          " is asked to pause at its next Python line (it did not confirm "
                          "within 2 s: a thread holds the GIL in C code)");

@@ -86,7 +86,7 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Hub -> agent: the whole set of global breakpoints, at connect and on every change.
         {"breakpoints", {{"list", Kind::Array}}},
         {"stacks_request", {{"req", Kind::Int}}},
-        {"pause", {{"all_threads", Kind::Bool}}},
+        {"pause", {{"all_threads", Kind::Bool}, {"view", Kind::Bool, false}}},
         // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).
         {"release", {}},
         // Agent -> hub: done, nothing of the debugger is armed any more (the hub answers the
@@ -122,7 +122,12 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"break_clear", {{"id", Kind::Int}, {"bp", Kind::Int}}},  // bp 0: all
         {"break_list", {{"id", Kind::Int}}},
         {"stacks", {{"id", Kind::Int}, {"pids", Kind::Array}}},  // no pids: every process
-        {"pause_process", {{"id", Kind::Int}, {"pid", Kind::Int}, {"all_threads", Kind::Bool}}},
+        // view: a thread that waits in C code gets its session at once, over its frames.
+        {"pause_process",
+         {{"id", Kind::Int},
+          {"pid", Kind::Int},
+          {"all_threads", Kind::Bool},
+          {"view", Kind::Bool, false}}},
         {"release_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"debug_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},
         {"terminate_process", {{"id", Kind::Int}, {"pid", Kind::Int}}},

@@ -117,16 +117,19 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
     assert len(main) == 1 and main[0]["native_id"] == program_.pid, threads
     assert any("# waits here" in f["code"] for f in main[0]["frames"]), main
 
-    # A pause says at once what the main thread waits in, and lands on its next line once the
-    # wait ends.
+    # A pause says at once what the main thread waits in, its session shows the line that
+    # called the wait (test_attach_waiting_view), and it stops on its next line once the wait
+    # ends.
     session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
     session.expect(pause_notice(mode, program_.pid))
     session.expect("it stops at its next Python line once that ends")
-    # Where in the program it waits, read from its memory: the line that called the wait.
-    session.expect(r"where it waits \(read from its memory\):\r\n")
-    session.expect(r"\r\n +(return lambda: [^\r\n]*# waits here)\r\n")
-    program_.wake()
     session.expect(r"attached to session \d+: pid %d" % program_.pid)
+    session.expect(PROMPT)
+    session.sendline("where")  # the line that called the wait, in threading's frames or not
+    session.expect(r"\r\n-> return lambda: [^\r\n]*# waits here\r\n")
+    session.expect(PROMPT)
+    program_.wake()
+    session.expect("The wait ended: paused by dpdb")
     session.expect(PROMPT)
     session.sendline("p __import__('os').getpid()")  # in the program's frame, or threading's
     session.expect(r"\r\n%d\r\n" % program_.pid)
@@ -190,19 +193,6 @@ def test_a_master_in_waitpid_is_attached_with_its_child_as_a_tree(dpdb, waiting)
     master.terminate()
 
 
-def test_ctrl_c_of_an_attach_waiting_for_its_pause_leaves_nothing_armed(dpdb, waiting):
-    program_ = waiting("sleep")
-    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
-    session.expect(pause_notice("sleep", program_.pid))
-    session.sendintr()
-    session.expect("attach interrupted: pid %d runs on without the debugger" % program_.pid)
-    finish(session, 130)
-    # An armed pause would stop it on the line after the wait, before it says so.
-    program_.wake()
-    program_.expect("woken")
-    program_.terminate()
-
-
 def test_a_process_in_another_pid_namespace_is_registered_under_the_pid_seen_here(dpdb, waiting):
     if subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode:
         pytest.skip("a pid namespace of its own needs root")
@@ -232,10 +222,13 @@ def test_ten_attach_and_detach_rounds_leave_the_program_as_it_was(dpdb, waiting,
     program_ = waiting(mode)
     rounds = []
     for number in range(10):
-        # Each round pauses, stops at the next line, quits the session and detaches.
+        # Each round pauses (a view of the waiting thread first), stops at the next line, quits
+        # the session and detaches.
         session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
         session.expect(pause_notice(mode, program_.pid))
+        session.expect(PROMPT)
         program_.wake()
+        session.expect("The wait ended: paused by dpdb")
         session.expect(PROMPT)
         session.sendline("q")
         finish(session)

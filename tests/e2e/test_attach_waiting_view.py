@@ -1,0 +1,95 @@
+"""dpdb attach -p of a program whose main thread waits in C code (a sleep, a recv): the session
+comes at once, over the frames of the thread as it waits, read by a thread of dpdb's. `where`,
+`up`, `p` and `list` read them; `n` waits for the wait to end, and the stop at the thread's next
+line then continues the same session; `c` and `q` leave the thread waiting, with nothing armed."""
+
+import re
+
+import pytest
+
+from conftest import PROMPT, finish
+from test_attach_waiting import detach, pause_notice, waiting  # noqa: F401  (a fixture)
+
+# The line the main thread waits on, shown where the view opens: the lambda of waiting.py's mode.
+WAITING_LINE = r"waiting\.py\(\d+\)<lambda>\(\)\r\n-> return lambda: [^\r\n]*# waits here"
+
+
+def open_view(dpdb, program_, mode):
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
+    session.expect(pause_notice(mode, program_.pid))
+    session.expect("its session shows it as it waits; it stops at its next Python line")
+    session.expect(r"attached to session \d+: pid %d" % program_.pid)
+    session.expect("Paused by dpdb while the main thread waits in C code")
+    session.expect(WAITING_LINE)
+    session.expect(PROMPT)
+    return session
+
+
+def command(session, line, *expected):
+    session.sendline(line)
+    for text in expected:
+        session.expect(text)
+    session.expect(PROMPT)
+
+
+@pytest.mark.parametrize("mode", ["sleep", "recv"])
+def test_the_frames_of_a_waiting_main_thread_are_read_at_once_then_its_stop_takes_over(
+        dpdb, waiting, mode):
+    program_ = waiting(mode)
+    session = open_view(dpdb, program_, mode)
+    command(session, "where", r"<module>\(\)\r\n-> wait\(\)", r"\r\n> [^\r\n]*" + WAITING_LINE)
+    if mode == "recv":  # the lambda's own variable: the socket it reads
+        command(session, "p mine", r"<socket\.socket [^\r\n]*>")
+    command(session, "up", r"<module>\(\)\r\n-> wait\(\)")
+    command(session, "p mode", re.escape(repr(mode)))
+    command(session, "list", r"\s\d+\s+->\s+wait\(\)")
+
+    # A step needs the thread to run: it waits for the wait to end, then stops at the thread's
+    # next line, in the same session.
+    session.sendline("n")
+    session.expect("The thread still waits in C code: it stops at its next Python line")
+    program_.wake()
+    session.expect("The wait ended: paused by dpdb at the thread's next line")
+    session.expect(r"waiting\.py\(\d+\)<module>\(\)")
+    session.expect(PROMPT)
+    # Now in the main thread itself.
+    command(session, "p __import__('threading').current_thread().name", "'MainThread'")
+    session.sendline("c")
+    finish(session)
+    program_.expect("woken")
+
+    detach(dpdb, program_.pid)
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
+@pytest.mark.parametrize("leave", ["c", "q"])
+def test_c_or_q_in_the_view_leave_the_thread_waiting_with_no_pause_armed(dpdb, waiting, leave):
+    program_ = waiting("sleep")
+    session = open_view(dpdb, program_, "sleep")
+    session.sendline(leave)
+    session.expect("The pause is taken back" if leave == "c" else "no longer debugging")
+    finish(session)
+    # A pause still armed would stop it on the line after the wait, before it says so.
+    program_.wake()
+    program_.expect("woken")
+    if leave == "c":
+        detach(dpdb, program_.pid)
+    program_.terminate()
+
+
+def test_ctrl_c_while_a_step_waits_comes_back_to_the_view(dpdb, waiting):
+    program_ = waiting("sleep")
+    session = open_view(dpdb, program_, "sleep")
+    session.sendline("s")
+    session.expect("Waiting for that")
+    session.sendintr()
+    session.expect("--KeyboardInterrupt--")
+    session.expect(PROMPT)
+    command(session, "where", WAITING_LINE)
+    session.sendline("q")
+    finish(session)
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
