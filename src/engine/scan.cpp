@@ -84,22 +84,17 @@ class ScanCollector {
   public:
     // Returns -1 with an exception set.
     int visit(PyObject* code) {
-        if (!seen_.insert(code).second) return 0;
         auto* co = reinterpret_cast<PyCodeObject*>(code);
-        // Code objects come in files: one verdict per co_filename object saves a dict lookup
-        // for each (the objects stay alive: the code objects holding them do).
-        auto verdict = verdicts_.find(co->co_filename);
-        int hit;
-        if (verdict != verdicts_.end()) {
-            hit = verdict->second;
-        } else {
-            hit = is_bp_filename(co->co_filename);
-            if (hit < 0) return -1;
-            verdicts_.emplace(co->co_filename, hit != 0);
-        }
-        if (hit && keep_scan_code(code) < 0) return -1;
         PyObject* consts = co->co_consts;
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts); ++i) {
+        bool nests = false;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(consts) && !nests; ++i)
+            nests = PyCode_Check(PyTuple_GET_ITEM(consts, i));
+        // A tree is walked once; a code object without nested code (most are) is cheaper to
+        // look at again, when another function shares it, than to remember.
+        if (nests && !seen_.insert(code).second) return 0;
+        const int hit = verdict(co->co_filename);
+        if (hit < 0 || (hit && keep_scan_code(code) < 0)) return -1;
+        for (Py_ssize_t i = 0; nests && i < PyTuple_GET_SIZE(consts); ++i) {
             PyObject* child = PyTuple_GET_ITEM(consts, i);
             if (PyCode_Check(child) && visit(child) < 0) return -1;
         }
@@ -122,9 +117,48 @@ class ScanCollector {
     }
 
   private:
+    // Whether co_filename names a breakpoint file. Code objects come in files: one verdict per
+    // co_filename object saves a dict lookup for each (the objects stay alive: the code objects
+    // holding them do), and the heap holds a module's functions together, so the last verdict
+    // is asked first.
+    int verdict(PyObject* filename) {
+        if (filename == last_filename_) return last_verdict_;
+        auto known = verdicts_.find(filename);
+        int hit;
+        if (known != verdicts_.end()) {
+            hit = known->second;
+        } else {
+            hit = is_bp_filename(filename);
+            if (hit < 0) return -1;
+            verdicts_.emplace(filename, hit != 0);
+        }
+        last_filename_ = filename;
+        last_verdict_ = hit;
+        return hit;
+    }
+
     std::unordered_set<PyObject*> seen_;
     std::unordered_map<PyObject*, bool> verdicts_;
+    PyObject* last_filename_ = nullptr;
+    int last_verdict_ = 0;
 };
+
+// The functions, generators, coroutines and async generators the collector tracks, as new
+// references: what gc.get_objects() lists, without a list of the whole heap. Nothing runs
+// during the visit (it must not change the heap); they are looked at after it.
+std::vector<PyObject*> heap_runners() {
+    std::vector<PyObject*> found;
+    PyUnstable_GC_VisitObjects(
+        [](PyObject* o, void* into) {
+            if (PyFunction_Check(o) || PyGen_Check(o) || PyCoro_CheckExact(o) ||
+                PyAsyncGen_CheckExact(o)) {
+                static_cast<std::vector<PyObject*>*>(into)->push_back(Py_NewRef(o));
+            }
+            return 1;
+        },
+        &found);
+    return found;
+}
 
 // gc.freeze() hides what it froze from gc.get_objects(), and so from the heap scan. 3.12 itself
 // keeps objects frozen from the start, but no code among them (the MRO tuples of static types);
@@ -162,16 +196,14 @@ int scan_heap(bool* hidden) {
     }
     ScanCollector collector;
     int rc = for_each_running_code([&](PyObject* code) { return collector.visit(code); });
-    PyObject* objects = rc == 0 ? heap_objects() : nullptr;
-    if (!objects) rc = -1;
-    const Py_ssize_t n = objects ? PyList_GET_SIZE(objects) : 0;
+    std::vector<PyObject*> runners;
+    if (rc == 0) runners = heap_runners();
     std::unordered_set<PyObject*> unseen(witnesses.begin(), witnesses.end());
-    for (Py_ssize_t i = 0; i < n && rc == 0; ++i) {
-        PyObject* o = PyList_GET_ITEM(objects, i);
+    for (PyObject* o : runners) {
         if (!unseen.empty() && PyFunction_Check(o)) unseen.erase(o);
-        rc = collector.visit_object(o);
+        if (rc == 0) rc = collector.visit_object(o);
+        Py_DECREF(o);
     }
-    Py_XDECREF(objects);
     *hidden = !unseen.empty();
     for (PyObject* witness : witnesses) Py_DECREF(witness);
     return rc;
