@@ -246,14 +246,18 @@ def files_matching(spec, also=()):
         # Code compiled under a name in angle brackets (python -c's "<string>", IPython's
         # cells): no file on disk, but linecache holds its lines when the name means one.
         return {spec} if linecache.getlines(spec) else set()
-    sources = {_source(path) for path in list(also) + list(_loaded_files())}
-    if os.path.isabs(spec) or spec.startswith((os.curdir + os.sep, os.pardir + os.sep)):
-        if os.path.exists(spec):
-            return _same_file(spec, sources) or {_canonic(spec)}
     suffix = os.path.normcase(os.path.normpath(spec))
     if not os.path.splitext(suffix)[1]:
         suffix += ".py"
     parts = suffix.split(os.sep)
+    # Only a file of the spec's name can match: the hundreds of others loaded are not worth
+    # canonicalizing (arming in every process of a job pays for each).
+    names = {os.path.basename(spec), parts[-1]}
+    sources = {_source(path) for path in list(also) + list(_loaded_files())
+               if _source_name(path) in names}
+    if os.path.isabs(spec) or spec.startswith((os.curdir + os.sep, os.pardir + os.sep)):
+        if os.path.exists(spec):
+            return _same_file(spec, sources) or {_canonic(spec)}
     matches = set()
     for source in sources:
         if source.split(os.sep)[-1] != parts[-1] or not os.path.exists(source):
@@ -271,6 +275,12 @@ def files_matching(spec, also=()):
 def _source(path):
     canonic = _canonic(path)
     return canonic[:-1] if canonic.endswith((".pyc", ".pyo")) else canonic
+
+
+def _source_name(path):
+    """The name of _source(path), without its work."""
+    name = os.path.basename(path)
+    return name[:-1] if name.endswith((".pyc", ".pyo")) else name
 
 
 def _same_file(path, sources):
