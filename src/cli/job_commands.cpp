@@ -100,8 +100,12 @@ std::string state_of(const wire::Json& p, const std::map<std::int64_t, wire::Jso
 
 // A spec that arms every file it matches (see python/dpdb/_global_breaks.py).
 constexpr const char* kEveryMatch = "*/";
-// How long `dpdb break` waits for every process to say where the new breakpoint went.
-constexpr auto kStandingWait = std::chrono::milliseconds(1500);
+// How long `dpdb break` waits for every process to say where the new breakpoint went: while
+// processes keep answering (hundreds on one host arm for seconds, each taking its share of the
+// cores), until none has answered for kStandingStall (a stopped process, one whose GIL is held),
+// at most kStandingLongest.
+constexpr auto kStandingStall = std::chrono::milliseconds(2000);
+constexpr auto kStandingLongest = std::chrono::seconds(15);
 constexpr auto kStandingPoll = std::chrono::milliseconds(50);
 
 std::string where_armed(const wire::Json& bp) {
@@ -144,7 +148,9 @@ std::string not_answered(const wire::Json& data) {
 // in one line — armed in how many of how many, pending where its file is not loaded, and who
 // has not answered within the bound.
 void report_standing(const HubTarget& target, std::int64_t id) {
-    const auto deadline = std::chrono::steady_clock::now() + kStandingWait;
+    const auto start = std::chrono::steady_clock::now();
+    auto last_answer = start;
+    int waiting = -1;
     wire::Json standing;
     wire::Json data;
     for (;;) {
@@ -154,8 +160,14 @@ void report_standing(const HubTarget& target, std::int64_t id) {
         for (const auto& bp : data["breakpoints"]) {
             if (bp.value("id", std::int64_t{0}) == id) standing = bp;
         }
-        const bool answered = data.value("waiting", 0) == 0;
-        if (answered || std::chrono::steady_clock::now() >= deadline) break;
+        const auto now = std::chrono::steady_clock::now();
+        const int still = data.value("waiting", 0);
+        if (waiting >= 0 && still < waiting) last_answer = now;
+        waiting = still;
+        if (waiting == 0 || now - last_answer >= kStandingStall ||
+            now - start >= kStandingLongest) {
+            break;
+        }
         std::this_thread::sleep_for(kStandingPoll);
     }
     if (standing.is_null()) return;
