@@ -35,18 +35,17 @@ def _watch(debugger, ident, frame, lasti):
     thread = threading._active.get(ident)
     if thread is None or ident in _console._views:
         return  # gone, or shown already (a pause asked again)
-    view = _View(debugger, thread)
     # Listed before it looks: a stop that comes after the look finds it and takes it over.
-    _console._views[ident] = view.console
+    console = _console._views[ident] = _ViewConsole()
     try:
         if not _pause.waiting_for(ident):
             return
         if _current_frame(ident) is not frame or frame.f_lasti != lasti:
             return  # it runs Python (a call its frames did not show when the pause was armed)
-        view.show(frame)
+        _View(debugger, thread, console).show(frame)
     finally:
         _console._views.pop(ident, None)
-        view.console.done.set()
+        console.done.set()
 
 
 def _current_frame(ident):
@@ -84,8 +83,8 @@ class _View(_debugger.Debugger):
     """pdb over another thread's frames. It runs in a thread of dpdb's, never traces anything,
     and never resumes the thread it shows: that one resumes when its C call returns."""
 
-    def __init__(self, debugger, thread):
-        super().__init__(console=_ViewConsole())
+    def __init__(self, debugger, thread, console):
+        super().__init__(console=console)
         self.holder = debugger  # the debugger that armed the pause, and owns its breakpoints
         self.shown = thread
 
@@ -144,6 +143,10 @@ class _View(_debugger.Debugger):
         shown goes on waiting). Unlike pdb, dpdb never kills the program.
         """
         _debugger.stop_debugging()
+        # Out now, not at the control thread's next turn: until then each armed line evaluates
+        # its condition, and a signal handler's SystemExit raised in that evaluation is lost.
+        _pause.drop_all(self.holder)
+        self._sync_breaks()  # bdb clears only what this instance knows of (3.9 knows nothing)
         self.clear_all_breaks()
         self.message("dpdb: no longer debugging this process; it runs on, waiting as it was")
         self.console.close("quit: the process runs on without the debugger")
