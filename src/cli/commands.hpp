@@ -79,7 +79,8 @@ int detach_process_command(const std::string& hub, long long pid);
 int attach_command(const std::string& hub, const std::string& session, bool next);
 // The Debug Adapter Protocol on stdio, or on a loopback TCP port (listen = HOST:PORT).
 int dap_command(const std::string& hub, const std::string& listen);
-// `dpdb web`: the job in a browser (src/web), on a loopback port (0: any free one).
-int web_command(const std::string& hub, const std::string& listen);
+// `dpdb web`: the job in a browser (src/web), on a port (0: any free one); over TLS off loopback
+// or if `tls`.
+int web_command(const std::string& hub, const std::string& listen, bool tls);
 
 }  // namespace dpdb::cli

@@ -1,13 +1,11 @@
 // dpdb hub: a standalone hub, on the private Unix socket and, if asked, on TCP with TLS. What
 // must survive a restart (the secret, the certificate, global breakpoints, the record of exits)
 // lives in its state directory.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -17,6 +15,7 @@
 #include "cli/hub_locator.hpp"
 #include "cli/hub_lock.hpp"
 #include "cli/idle_exit.hpp"
+#include "cli/state_dir.hpp"
 #include "common/address.hpp"
 #include "common/listen_address.hpp"
 #include "common/runtime_dir.hpp"
@@ -26,26 +25,6 @@
 
 namespace dpdb::cli {
 namespace {
-
-std::string default_state_dir() {
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state == '/') {
-        return std::string(state) + "/dpdb/hub";
-    }
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || *home != '/') throw std::runtime_error("set HOME or --state-dir");
-    return std::string(home) + "/.local/state/dpdb/hub";
-}
-
-void make_private_dir(const std::string& dir) {
-    for (std::size_t i = 1; i <= dir.size(); ++i) {
-        if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0700);
-    }
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
-        throw std::runtime_error("cannot use " + dir + " as the hub's state directory");
-    }
-    ::chmod(dir.c_str(), 0700);
-}
 
 // The pid that a hub answering on this socket gives; nullopt if none answers.
 std::optional<pid_t> hub_answering(const std::string& socket_path) {
@@ -155,14 +134,12 @@ int hub_command(const HubCommandOptions& options) {
             if (options.tls_cert.empty() != options.tls_key.empty()) {
                 throw std::invalid_argument("--tls-cert and --tls-key go together");
             }
-            config.network.tls_cert =
-                options.tls_cert.empty() ? state + "/tls-cert.pem" : options.tls_cert;
-            config.network.tls_key =
-                options.tls_key.empty() ? state + "/tls-key.pem" : options.tls_key;
-            if (options.tls_cert.empty() && ::access(config.network.tls_cert.c_str(), R_OK) != 0) {
-                wire::generate_self_signed(config.network.tls_cert, config.network.tls_key,
-                                           "dpdb hub");
-            }
+            const auto certificate =
+                options.tls_cert.empty()
+                    ? own_certificate(state, "tls", "dpdb hub")
+                    : wire::CertificateFiles{options.tls_cert, options.tls_key};
+            config.network.tls_cert = certificate.cert;
+            config.network.tls_key = certificate.key;
             tcp_note = "TLS, certificate " + wire::fingerprint_of_file(config.network.tls_cert);
         }
     }

@@ -214,9 +214,11 @@ int main(int argc, char** argv) {
     std::string web_listen;
     auto* web_cmd = app.add_subcommand(
         "web", "the job in a browser: prints a URL to open (see docs/web.md in dpdb's source)");
-    web_cmd->add_option(
-        "--listen", web_listen,
-        "serve on HOST:PORT, a loopback address (default 127.0.0.1, any free port)");
+    web_cmd->add_option("--listen", web_listen,
+                        "serve on HOST:PORT (default 127.0.0.1, any free port); off loopback "
+                        "over TLS");
+    bool web_tls = false;
+    web_cmd->add_flag("--tls", web_tls, "serve over TLS on loopback too");
 
     if (const auto unknown = unknown_command(app, argc, argv); !unknown.empty()) {
         std::fprintf(stderr, "dpdb: no command \"%s\"; the commands are %s (`dpdb --help`)\n",
@@ -257,7 +259,7 @@ int main(int argc, char** argv) {
         if (*detach_cmd) return dpdb::cli::detach_process_command(hub, detach_pid);
         if (*pause_cmd) return dpdb::cli::pause_command(hub, pause_pid, all_threads);
         if (*dap_cmd) return dpdb::cli::dap_command(hub, dap_listen);
-        if (*web_cmd) return dpdb::cli::web_command(hub, web_listen);
+        if (*web_cmd) return dpdb::cli::web_command(hub, web_listen, web_tls);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "dpdb: %s\n", error.what());
         return 2;

@@ -42,8 +42,9 @@ class Hub {
     Hub(const Hub&) = delete;
     Hub& operator=(const Hub&) = delete;
 
-    // Binds and listens; throws std::system_error if a socket cannot be bound, and
-    // std::invalid_argument for TCP without TLS material (and without insecure).
+    // Binds and listens; throws std::system_error if a socket cannot be bound,
+    // std::invalid_argument for TCP without TLS material (and without insecure), and
+    // std::runtime_error for TLS material that cannot be used.
     void start();
     int tcp_port() const;  // the bound TCP port, or -1
     // Closes the listener and every connection; safe from any thread.

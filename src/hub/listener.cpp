@@ -61,11 +61,7 @@ void Listener::start_tcp() {
         if (options_.tls_cert.empty() || options_.tls_key.empty()) {
             throw std::invalid_argument("TCP needs a TLS certificate and key (or --insecure)");
         }
-        tls_.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                         asio::ssl::context::no_tlsv1_1);
-        tls_.use_certificate_chain_file(options_.tls_cert);
-        tls_.use_private_key_file(options_.tls_key, asio::ssl::context::pem);
+        wire::serve_with(tls_.native_handle(), {options_.tls_cert, options_.tls_key});
     }
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.tcp_host),
                                            static_cast<unsigned short>(options_.tcp_port));

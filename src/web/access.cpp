@@ -14,8 +14,11 @@ bool Access::exchange(std::string_view token) {
 }
 
 std::string Access::cookie_header() const {
-    // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
-    return std::string(kCookieName) + "=" + cookie_ + "; Path=/; HttpOnly; SameSite=Strict";
+    // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it; Secure over
+    // TLS: never sent in the clear.
+    const bool tls = origin_.rfind("https://", 0) == 0;
+    return std::string(kCookieName) + "=" + cookie_ + "; Path=/; HttpOnly; SameSite=Strict" +
+           (tls ? "; Secure" : "");
 }
 
 bool Access::holds_cookie(std::string_view header) const {

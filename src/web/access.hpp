@@ -9,7 +9,8 @@ namespace dpdb::web {
 
 class Access {
   public:
-    // `origin` is the page's own, "http://HOST:PORT", as the printed URL names it.
+    // `origin` is the page's own, "http://HOST:PORT" or "https://HOST:PORT", as the printed URL
+    // names it.
     explicit Access(std::string origin);
 
     const std::string& origin() const { return origin_; }

@@ -1,17 +1,22 @@
 // `dpdb web`: the job in a browser. A hub client like `dpdb dap` (it subscribes and lists), and
-// a small HTTP + WebSocket server on loopback that pushes what the hub says to the page.
+// a small HTTP + WebSocket server that pushes what the hub says to the page: plain on loopback,
+// over TLS anywhere else (or when asked).
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
 #include "cli/hub_locator.hpp"
+#include "cli/state_dir.hpp"
 #include "common/listen_address.hpp"
 #include "web/job_view.hpp"
 #include "web/page_requests.hpp"
 #include "web/server.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::cli {
 namespace {
@@ -72,14 +77,22 @@ class HubFeed {
 
 }  // namespace
 
-int web_command(const std::string& hub, const std::string& listen) {
+int web_command(const std::string& hub, const std::string& listen, bool tls) {
     const auto address = ListenAddress::parse(listen.empty() ? "127.0.0.1:0" : listen);
-    if (!address.is_loopback()) {
+    if (asio::ip::make_address(address.host).is_unspecified()) {
+        // The page answers only requests that name the address it printed (DNS rebinding).
         std::fprintf(stderr,
-                     "dpdb web: --listen %s is not a loopback address; dpdb web serves this "
-                     "machine only for now (another host needs TLS, not done yet: use ssh -L)\n",
+                     "dpdb web: --listen %s is every address; name the one the browser will "
+                     "open\n",
                      address.to_string().c_str());
         return 2;
+    }
+    // Plain HTTP only where no one else can listen in: loopback.
+    std::optional<wire::CertificateFiles> certificate;
+    if (tls || !address.is_loopback()) {
+        const auto state = default_state_dir();
+        make_private_dir(state);
+        certificate = own_certificate(state, "web-tls", "dpdb web");
     }
     const auto targets = locate_hubs(hub);
     if (targets.size() > 1) {
@@ -108,7 +121,7 @@ int web_command(const std::string& hub, const std::string& listen) {
         [&pages](const std::string& text) {
             if (pages != nullptr) pages->broadcast(text);
         });
-    web::Server server(context, address,
+    web::Server server(context, address, certificate,
                        {[&view] { return view.snapshot().dump(); },
                         [&requests](const std::shared_ptr<web::PageSocket>& page,
                                     const std::string& text) { requests.from_page(page, text); },
@@ -121,6 +134,11 @@ int web_command(const std::string& hub, const std::string& listen) {
 
     // The one line to open (the token is in it, and nowhere else).
     std::printf("dpdb web: open %s\n", server.url().c_str());
+    if (certificate) {
+        // Self-signed: the browser warns, and this is what to check its certificate against.
+        std::printf("dpdb web: its certificate is %s\n",
+                    wire::fingerprint_of_file(certificate->cert).c_str());
+    }
     std::fflush(stdout);
     context.run();
     return feed.status();

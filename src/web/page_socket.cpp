@@ -19,27 +19,35 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{64} * 1024 * 1024;
 
 void PageSocket::accept(const Request& request,
                         std::function<void(std::shared_ptr<PageSocket>)> opened) {
-    beast::get_lowest_layer(socket_).expires_never();
-    socket_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    socket_.read_message_max(kMaxIncoming);
-    socket_.async_accept(request, [self = shared_from_this(),
-                                   opened = std::move(opened)](beast::error_code error) mutable {
-        if (error) return self->close();
-        self->send(std::make_shared<const std::string>(self->handlers_->snapshot()));
-        opened(self);
-        self->read_next();
-    });
+    std::visit(
+        [&](auto& socket) {
+            beast::get_lowest_layer(socket).expires_never();
+            socket.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+            socket.read_message_max(kMaxIncoming);
+            socket.async_accept(request, [self = shared_from_this(), opened = std::move(opened)](
+                                             beast::error_code error) mutable {
+                if (error) return self->close();
+                self->send(std::make_shared<const std::string>(self->handlers_->snapshot()));
+                opened(self);
+                self->read_next();
+            });
+        },
+        socket_);
 }
 
 void PageSocket::read_next() {
-    socket_.async_read(incoming_,
-                       [self = shared_from_this()](beast::error_code error, std::size_t) {
-                           if (error) return self->close();
-                           const auto text = beast::buffers_to_string(self->incoming_.data());
-                           self->incoming_.clear();
-                           self->handlers_->message(self, text);
-                           if (!self->closed_) self->read_next();
-                       });
+    std::visit(
+        [&](auto& socket) {
+            socket.async_read(
+                incoming_, [self = shared_from_this()](beast::error_code error, std::size_t) {
+                    if (error) return self->close();
+                    const auto text = beast::buffers_to_string(self->incoming_.data());
+                    self->incoming_.clear();
+                    self->handlers_->message(self, text);
+                    if (!self->closed_) self->read_next();
+                });
+        },
+        socket_);
 }
 
 void PageSocket::send(std::shared_ptr<const std::string> text) {
@@ -59,14 +67,18 @@ void PageSocket::write_next() {
         return;
     }
     writing_ = true;
-    socket_.text(true);
-    socket_.async_write(boost::asio::buffer(*queue_.front()),
-                        [self = shared_from_this()](beast::error_code error, std::size_t) {
-                            if (error || self->closed_) return self->close();
-                            self->queued_bytes_ -= self->queue_.front()->size();
-                            self->queue_.pop_front();
-                            self->write_next();
-                        });
+    std::visit(
+        [&](auto& socket) {
+            socket.text(true);
+            socket.async_write(boost::asio::buffer(*queue_.front()),
+                               [self = shared_from_this()](beast::error_code error, std::size_t) {
+                                   if (error || self->closed_) return self->close();
+                                   self->queued_bytes_ -= self->queue_.front()->size();
+                                   self->queue_.pop_front();
+                                   self->write_next();
+                               });
+        },
+        socket_);
 }
 
 void PageSocket::close() {
@@ -75,8 +87,12 @@ void PageSocket::close() {
     queue_.clear();
     handlers_->closed(this);
     beast::error_code ignored;
-    beast::get_lowest_layer(socket_).socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both,
-                                                       ignored);
+    std::visit(
+        [&](auto& socket) {
+            beast::get_lowest_layer(socket).socket().shutdown(
+                boost::asio::ip::tcp::socket::shutdown_both, ignored);
+        },
+        socket_);
 }
 
 }  // namespace dpdb::web

@@ -5,11 +5,13 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 
 namespace dpdb::web {
 
@@ -26,8 +28,13 @@ class PageSocket : public std::enable_shared_from_this<PageSocket> {
   public:
     using Request = boost::beast::http::request<boost::beast::http::empty_body>;
 
+    using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+
+    // Over plain TCP (loopback) or TLS, as the page's connection came.
     PageSocket(boost::beast::tcp_stream stream, std::shared_ptr<const PageHandlers> handlers)
-        : socket_(std::move(stream)), handlers_(std::move(handlers)) {}
+        : socket_(std::in_place_index<0>, std::move(stream)), handlers_(std::move(handlers)) {}
+    PageSocket(TlsStream stream, std::shared_ptr<const PageHandlers> handlers)
+        : socket_(std::in_place_index<1>, std::move(stream)), handlers_(std::move(handlers)) {}
 
     // Answers the upgrade; once done, sends the snapshot and calls `opened` (where updates
     // start).
@@ -41,7 +48,9 @@ class PageSocket : public std::enable_shared_from_this<PageSocket> {
     void write_next();
     void close();
 
-    boost::beast::websocket::stream<boost::beast::tcp_stream> socket_;
+    std::variant<boost::beast::websocket::stream<boost::beast::tcp_stream>,
+                 boost::beast::websocket::stream<TlsStream>>
+        socket_;
     std::shared_ptr<const PageHandlers> handlers_;
     boost::beast::flat_buffer incoming_;
     std::deque<std::shared_ptr<const std::string>> queue_;

@@ -1,8 +1,10 @@
 #include "web/server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <cstdio>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "web/access.hpp"
 #include "web/assets.hpp"
 #include "web/page_socket.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::web {
 namespace {
@@ -37,6 +40,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         : acceptor(context), handlers(std::make_shared<const PageHandlers>(std::move(handlers))) {}
 
     tcp::acceptor acceptor;
+    std::optional<asio::ssl::context> tls;  // none: plain HTTP (loopback only)
     std::shared_ptr<const PageHandlers> handlers;
     std::unique_ptr<Access> access;
     std::string host;  // HOST:PORT, what the Host header must say
@@ -78,26 +82,54 @@ std::string path_of(std::string_view target) {
 }
 
 // One connection: requests one after another, until it closes or becomes a page's WebSocket.
-class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+// `Stream` is beast::tcp_stream, or PageSocket::TlsStream over it.
+template <typename Stream>
+class HttpConnection : public std::enable_shared_from_this<HttpConnection<Stream>> {
   public:
-    HttpConnection(tcp::socket socket, std::shared_ptr<Server::State> state)
-        : stream_(std::move(socket)), state_(std::move(state)) {
+    static constexpr bool kTls = std::is_same_v<Stream, PageSocket::TlsStream>;
+
+    // `tls`: the server's context, for a TlsStream.
+    template <typename... Tls>
+    HttpConnection(tcp::socket socket, std::shared_ptr<Server::State> state, Tls&... tls)
+        : stream_(std::move(socket), tls...), state_(std::move(state)) {
         ++state_->connections;
     }
     ~HttpConnection() { --state_->connections; }
 
+    // TLS first, within the first request's time: a peer that does not speak it (plain HTTP
+    // included) is closed without an answer.
+    void start() {
+        if constexpr (kTls) {
+            beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
+            stream_.async_handshake(
+                asio::ssl::stream_base::server,
+                [self = this->shared_from_this()](beast::error_code error) {
+                    if (!error) return self->read_next();
+                    beast::error_code gone;
+                    const auto peer =
+                        beast::get_lowest_layer(self->stream_).socket().remote_endpoint(gone);
+                    self->state_->refuse(
+                        "a connection from " + (gone ? "a peer gone" : peer.address().to_string()) +
+                        ": its TLS handshake failed (" + printable(error.message()) + ")");
+                    self->close();
+                });
+        } else {
+            read_next();
+        }
+    }
+
+  private:
     void read_next() {
         parser_.emplace();
         parser_->header_limit(16 * 1024);
-        stream_.expires_after(kRequestTimeout);
+        beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
         http::async_read(stream_, buffer_, *parser_,
-                         [self = shared_from_this()](beast::error_code error, std::size_t) {
+                         [self = this->shared_from_this()](beast::error_code error, std::size_t) {
                              if (error) return self->close();
                              self->handle(parser_release(*self));
                          });
     }
 
-  private:
     static Request parser_release(HttpConnection& self) { return self.parser_->release(); }
 
     void handle(const Request& request) {
@@ -158,7 +190,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
         auto shared = std::make_shared<Response>(std::move(response));
         http::async_write(
             stream_, *shared,
-            [self = shared_from_this(), shared](beast::error_code error, std::size_t) {
+            [self = this->shared_from_this(), shared](beast::error_code error, std::size_t) {
                 if (error || !shared->keep_alive()) return self->close();
                 self->read_next();
             });
@@ -166,10 +198,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
     void close() {
         beast::error_code ignored;
-        stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
     }
 
-    beast::tcp_stream stream_;
+    Stream stream_;
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::empty_body>> parser_;
     std::shared_ptr<Server::State> state_;
@@ -190,11 +222,23 @@ void Server::State::serve(tcp::socket socket) {
         refuse("a connection: " + std::to_string(kMaxConnections) + " are open already");
         return;
     }
-    std::make_shared<HttpConnection>(std::move(socket), shared_from_this())->read_next();
+    if (tls) {
+        std::make_shared<HttpConnection<PageSocket::TlsStream>>(std::move(socket),
+                                                                shared_from_this(), *tls)
+            ->start();
+    } else {
+        std::make_shared<HttpConnection<beast::tcp_stream>>(std::move(socket), shared_from_this())
+            ->start();
+    }
 }
 
-Server::Server(asio::io_context& context, const ListenAddress& listen, PageHandlers handlers)
+Server::Server(asio::io_context& context, const ListenAddress& listen,
+               const std::optional<wire::CertificateFiles>& tls, PageHandlers handlers)
     : state_(std::make_shared<State>(context, std::move(handlers))) {
+    if (tls) {
+        state_->tls.emplace(asio::ssl::context::tls_server);
+        wire::serve_with(state_->tls->native_handle(), *tls);
+    }
     beast::error_code error;
     const auto address = asio::ip::make_address(listen.host, error);
     tcp::endpoint endpoint(address, static_cast<unsigned short>(listen.port));
@@ -209,7 +253,7 @@ Server::Server(asio::io_context& context, const ListenAddress& listen, PageHandl
     auto bound = listen;
     bound.port = acceptor.local_endpoint().port();
     state_->host = bound.to_string();
-    state_->access = std::make_unique<Access>("http://" + state_->host);
+    state_->access = std::make_unique<Access>((tls ? "https://" : "http://") + state_->host);
     state_->accept_next();
 }
 

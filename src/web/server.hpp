@@ -4,18 +4,21 @@
 
 #include <boost/asio/io_context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/listen_address.hpp"
 #include "web/page_socket.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::web {
 
 class Server {
   public:
-    // Listens at once (throws std::runtime_error with a one-line reason); `handlers` say what a
-    // page is sent first and what becomes of what it sends.
-    Server(boost::asio::io_context& context, const ListenAddress& listen, PageHandlers handlers);
+    // Listens at once (throws std::runtime_error with a one-line reason), over TLS if given a
+    // certificate; `handlers` say what a page is sent first and what becomes of what it sends.
+    Server(boost::asio::io_context& context, const ListenAddress& listen,
+           const std::optional<wire::CertificateFiles>& tls, PageHandlers handlers);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

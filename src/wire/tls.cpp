@@ -87,6 +87,21 @@ void generate_self_signed(const std::string& cert_path, const std::string& key_p
         cert.get());
 }
 
+void serve_with(SSL_CTX* context, const CertificateFiles& files) {
+    SSL_CTX_set_options(context, SSL_OP_ALL);  // the usual workarounds for peers' bugs
+    if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
+        throw std::runtime_error("cannot require TLS 1.2: " + tls_error());
+    }
+    if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1) {
+        throw std::runtime_error("cannot use the certificate " + files.cert + ": " + tls_error());
+    }
+    if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(context) != 1) {
+        throw std::runtime_error("cannot use the key " + files.key + " for " + files.cert + ": " +
+                                 tls_error());
+    }
+}
+
 std::string fingerprint(X509* certificate) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;

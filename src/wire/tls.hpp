@@ -13,6 +13,16 @@ namespace dpdb::wire {
 void generate_self_signed(const std::string& cert_path, const std::string& key_path,
                           const std::string& common_name);
 
+// A server's certificate (chain) and its private key, as PEM files.
+struct CertificateFiles {
+    std::string cert;
+    std::string key;
+};
+
+// Makes `context` a TLS server's (the hub's port, `dpdb web` off loopback): TLS 1.2 or later,
+// the certificate and its key, which must match. Throws std::runtime_error.
+void serve_with(SSL_CTX* context, const CertificateFiles& files);
+
 // "sha256:" and the hex SHA-256 of the certificate's DER encoding, as pinned by peers.
 std::string fingerprint(X509* certificate);
 std::string fingerprint_of_file(const std::string& cert_path);

@@ -45,6 +45,12 @@ TEST(WebAccess, TheCookieIsFoundAmongOthersAndOnlyWhole) {
     EXPECT_FALSE(access.holds_cookie("dpdb_web="));
 }
 
+TEST(WebAccess, OverTlsTheCookieIsNeverSentInTheClear) {
+    EXPECT_EQ(Access("http://127.0.0.1:8080").cookie_header().find("Secure"), std::string::npos);
+    const auto header = Access("https://10.0.0.1:8080").cookie_header();
+    EXPECT_NE(header.find("; Secure"), std::string::npos) << header;
+}
+
 TEST(WebAccess, OnlyThePagesOwnOrigin) {
     Access access("http://127.0.0.1:8080");
     EXPECT_TRUE(access.same_origin("http://127.0.0.1:8080"));

@@ -1,18 +1,24 @@
 """`dpdb web`: the job in a real browser (Debian's chromium driven by Playwright's Python client,
 pointed at the system browser), and its access rules spoken raw over HTTP."""
 
+import hashlib
 import http.client
+import json
 import os
 import re
 import shutil
 import signal
 import socket
+import ssl
+import subprocess
+import sys
 
 import pexpect
 import pytest
 
-from conftest import PROMPT, STOPS_ON_CALL, TIMEOUT, finish, line_of, program, wait_until
+from conftest import DPDB, PROMPT, STOPS_ON_CALL, TIMEOUT, finish, line_of, program, wait_until
 from test_hub import frame
+from test_remote import two_hosts  # noqa: F401 (a fixture: two network namespaces)
 from test_scale import AGENTS, crowd  # noqa: F401 (a fixture: a hub with a crowd of agents)
 
 JOB = program("web_job.py")
@@ -21,10 +27,10 @@ CHROMIUM = shutil.which("chromium")
 SCREENSHOTS = os.environ.get("DPDB_SCREENSHOTS")  # a folder (docs/) to keep the page's pictures in
 
 
-def start_web(dpdb, env=None):
+def start_web(dpdb, *args, env=None):
     """`dpdb web` on the job's hub: the child and the URL it printed."""
-    web = dpdb.spawn("dpdb", "web", env=env)
-    web.expect(r"dpdb web: open (http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))\r\n")
+    web = dpdb.spawn("dpdb", "web", *args, env=env)
+    web.expect(r"dpdb web: open (https?://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))\r\n")
     return web, web.match.group(1), int(web.match.group(2)), web.match.group(3)
 
 
@@ -369,8 +375,11 @@ def test_the_timeline_and_breakpoints_another_client_sets(dpdb, browser):
     web.terminate(force=True)
 
 
-def request(port, path, headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+def request(port, path, headers=None, tls=False):
+    # Over TLS the certificate is checked by its fingerprint (see its test), not by a CA.
+    connection = (http.client.HTTPSConnection("127.0.0.1", port, timeout=10,
+                                              context=ssl._create_unverified_context())
+                  if tls else http.client.HTTPConnection("127.0.0.1", port, timeout=10))
     connection.request("GET", path, headers=dict({"Host": "127.0.0.1:%d" % port},
                                                  **(headers or {})))
     response = connection.getresponse()
@@ -379,9 +388,10 @@ def request(port, path, headers=None):
     return response, body
 
 
-def upgrade(port, cookie, origin):
+def upgrade(port, cookie, origin, tls=False):
     """A WebSocket upgrade request spoken raw: the status line of the answer."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as plain:
+        raw = ssl._create_unverified_context().wrap_socket(plain) if tls else plain
         raw.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                      "Sec-WebSocket-Version: 13\r\nOrigin: %s\r\nCookie: %s\r\n\r\n"
@@ -438,8 +448,94 @@ def test_only_the_token_holder_from_the_page_itself(dpdb):
     assert "from another origin (http://evil.example)" in said
 
 
+def test_over_tls_the_page_its_certificate_and_no_plain_http(dpdb, browser):
+    """--tls on loopback, as off loopback: https with the certificate's fingerprint printed."""
+    from playwright.sync_api import expect
+
+    run, stop_file = start_job(dpdb)
+    wait_for_the_named_workers(dpdb)
+    worker = dpdb.ls()["sessions"][0]["pid"]
+    web, url, port, token = start_web(dpdb, "--tls")
+    assert url.startswith("https://127.0.0.1:%d/?token=" % port), url
+    web.expect(r"dpdb web: its certificate is (sha256:[0-9a-f]{64})\r\n")
+    served = ssl.get_server_certificate(("127.0.0.1", port))
+    assert web.match.group(1) == "sha256:" + hashlib.sha256(
+        ssl.PEM_cert_to_DER_cert(served)).hexdigest()
+
+    # Plain HTTP gets no answer at all, not even to the token.
+    with pytest.raises(ConnectionError):
+        request(port, "/?token=" + token)
+    response, body = request(port, "/", tls=True)
+    assert response.status == 403 and "open the URL" in body
+
+    context = browser.new_context(ignore_https_errors=True)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT * 1000)
+        page.goto(url)
+        assert page.url == "https://127.0.0.1:%d/" % port
+        # The job's state comes over the page's WebSocket, over TLS too.
+        paused = page.locator('.process[data-pid="%d"]' % worker)
+        expect(paused).to_have_attribute("data-state", "paused")
+        assert [(c["name"], c["secure"]) for c in context.cookies()] == [("dpdb_web", True)]
+        cookie = "dpdb_web=" + context.cookies()[0]["value"]
+        # The page's origin is the https one: the same address over http is another.
+        assert upgrade(port, cookie, "http://127.0.0.1:%d" % port, tls=True).startswith(
+            "HTTP/1.1 403")
+        assert upgrade(port, cookie, "https://127.0.0.1:%d" % port, tls=True).startswith(
+            "HTTP/1.1 101")
+        run.sendline("c")
+        expect(paused).to_have_attribute("data-state", "running")
+    finally:
+        context.close()
+    open(stop_file, "w").close()
+    finish(run)
+    web.kill(signal.SIGINT)
+    web.expect(pexpect.EOF)
+    said = web.logfile_read.getvalue()
+    assert "refused a connection from 127.0.0.1: its TLS handshake failed" in said, said
+    assert said.count(token) == 1, said
+
+
+# Run on the other host: what a GET / without the token gets over https and over plain http.
+ASK_FROM_ELSEWHERE = """
+import http.client, json, ssl, sys
+host, port = sys.argv[1], int(sys.argv[2])
+said = {}
+for scheme, connection in (
+        ("https", http.client.HTTPSConnection(host, port, timeout=10,
+                                              context=ssl._create_unverified_context())),
+        ("http", http.client.HTTPConnection(host, port, timeout=10))):
+    try:
+        connection.request("GET", "/")
+        said[scheme] = connection.getresponse().status
+    except ConnectionError as error:
+        said[scheme] = type(error).__name__
+print(json.dumps(said))
+"""
+
+
+def test_off_loopback_only_tls(dpdb, two_hosts):  # noqa: F811 (the fixture)
+    login, node = two_hosts
+    hub = dpdb.spawn("dpdb", "hub")
+    hub.expect("dpdb hub listening")
+    # On the login host's network address, reached from the node: no --tls needed.
+    web = dpdb.spawn("ip", "netns", "exec", login, DPDB, "web", "--listen", "10.231.7.1:0")
+    web.expect(r"dpdb web: open https://10\.231\.7\.1:(\d+)/\?token=[0-9a-f]+\r\n")
+    port = int(web.match.group(1))
+    web.expect(r"dpdb web: its certificate is sha256:[0-9a-f]{64}\r\n")
+    asked = subprocess.run(["ip", "netns", "exec", node, sys.executable, "-c", ASK_FROM_ELSEWHERE,
+                            "10.231.7.1", str(port)], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    said = json.loads(asked.stdout)
+    assert said["https"] == 403, asked  # TLS, and still the token's rules
+    assert said["http"] in ("RemoteDisconnected", "ConnectionResetError"), asked
+    web.kill(signal.SIGINT)
+    web.expect(pexpect.EOF)
+
+
 def test_bad_listen_addresses_and_the_hubs_end_each_get_one_line(dpdb):
-    for bad, said in (("0.0.0.0:0", "not a loopback address"), ("nowhere", "wants HOST:PORT")):
+    for bad, said in (("0.0.0.0:0", "is every address"), ("nowhere", "wants HOST:PORT")):
         done = dpdb.run("dpdb", "web", "--listen", bad)
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
