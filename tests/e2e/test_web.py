@@ -463,7 +463,7 @@ def test_over_tls_the_page_its_certificate_and_no_plain_http(dpdb, browser):
         ssl.PEM_cert_to_DER_cert(served)).hexdigest()
 
     # Plain HTTP gets no answer at all, not even to the token.
-    with pytest.raises(ConnectionError):
+    with pytest.raises((ConnectionError, http.client.HTTPException)):
         request(port, "/?token=" + token)
     response, body = request(port, "/", tls=True)
     assert response.status == 403 and "open the URL" in body
@@ -509,8 +509,8 @@ for scheme, connection in (
     try:
         connection.request("GET", "/")
         said[scheme] = connection.getresponse().status
-    except ConnectionError as error:
-        said[scheme] = type(error).__name__
+    except (ConnectionError, http.client.HTTPException) as error:
+        said[scheme] = "no answer (%s)" % type(error).__name__
 print(json.dumps(said))
 """
 
@@ -529,7 +529,7 @@ def test_off_loopback_only_tls(dpdb, two_hosts):  # noqa: F811 (the fixture)
                            timeout=TIMEOUT)
     said = json.loads(asked.stdout)
     assert said["https"] == 403, asked  # TLS, and still the token's rules
-    assert said["http"] in ("RemoteDisconnected", "ConnectionResetError"), asked
+    assert said["http"].startswith("no answer"), asked
     web.kill(signal.SIGINT)
     web.expect(pexpect.EOF)
 
