@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/code_tables.hpp"
+
 namespace dpdb::engine {
 
 Opcodes g_op;
@@ -130,26 +132,15 @@ void decode_lines(Decoded& d) {
 #endif
 
 #if PY_VERSION_HEX >= 0x030B0000
-// Objects/exception_handling_notes.txt: big-endian 6-bit varints, bit 6 = more, bit 7 marks the
-// first byte of an entry; all values in code units.
-unsigned read_exc_varint(const std::string& t, size_t& p) {
-    unsigned byte = static_cast<unsigned char>(t[p++]);
-    unsigned value = byte & 63;
-    while ((byte & 64) && p < t.size()) {
-        byte = static_cast<unsigned char>(t[p++]);
-        value = (value << 6) | (byte & 63);
-    }
-    return value;
-}
 void decode_handlers(Decoded& d) {
-    const std::string& t = d.exception_table;
-    size_t p = 0;
-    while (p < t.size()) {
+    const auto* p = reinterpret_cast<const unsigned char*>(d.exception_table.data());
+    const auto* end = p + d.exception_table.size();
+    while (p < end) {
         Handler h;
-        h.start = static_cast<int>(read_exc_varint(t, p));
-        h.end = h.start + static_cast<int>(read_exc_varint(t, p));
-        h.target = static_cast<int>(read_exc_varint(t, p));
-        unsigned dl = read_exc_varint(t, p);
+        h.start = static_cast<int>(exception_varint(p, end));
+        h.end = h.start + static_cast<int>(exception_varint(p, end));
+        h.target = static_cast<int>(exception_varint(p, end));
+        unsigned dl = exception_varint(p, end);
         h.depth = static_cast<int>(dl >> 1);
         h.lasti = dl & 1;
         d.handlers.push_back(h);

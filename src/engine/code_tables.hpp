@@ -100,6 +100,18 @@ inline void append_line_entries(std::string& table, int units, int line_delta) {
     }
 }
 
+// One of the exception table's varints (Objects/exception_handling_notes.txt): six bits a byte,
+// big-endian, the seventh saying more follow, the eighth marking an entry's first byte.
+inline unsigned exception_varint(const unsigned char*& p, const unsigned char* end) {
+    unsigned value = 0;
+    while (p < end) {
+        const unsigned char b = *p++;
+        value = (value << 6) | (b & 63);
+        if (!(b & 64)) break;
+    }
+    return value;
+}
+
 // One field of an exception table entry; the first of an entry is marked.
 inline void append_exception_varint(std::string& table, unsigned value, bool first) {
     int chunks = 1;

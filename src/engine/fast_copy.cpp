@@ -97,10 +97,10 @@ bool decode(PyObject* code, PyObject* raw, Decoded& d) {
     const auto* end = p + PyBytes_GET_SIZE(table);
     while (p < end) {
         Handler h{};
-        h.start = table_varint(p, end);
-        h.end = h.start + table_varint(p, end);
-        h.target = table_varint(p, end);
-        h.depth_lasti = table_varint(p, end);
+        h.start = static_cast<int>(exception_varint(p, end));
+        h.end = h.start + static_cast<int>(exception_varint(p, end));
+        h.target = static_cast<int>(exception_varint(p, end));
+        h.depth_lasti = static_cast<int>(exception_varint(p, end));
         if (h.target >= d.n) return false;
         d.target[h.target] = 1;
         d.handlers.push_back(h);

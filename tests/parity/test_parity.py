@@ -285,6 +285,12 @@ SCENARIOS = {
         "b 56, i == 2", "commands 1", "silent", "p 'multi', i, total", "end", "b 66, n == 2",
         "b 89", "c", "c", "c", "p x, n", "c", "b", "cl", "y", "c",
     ]),
+    # Conditions in a function whose exception table needs two-byte offsets (none got a fast
+    # copy before), one on a line that raises into its handler while the condition is false.
+    "condition_long_code": ("long_code.py", [
+        "b 16, i == 3", "b 20, i == 4", "b 22, total < -100", "c", "p i, total", "n", "n",
+        "p total", "c", "p i", "n", "n", "p i", "b", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
