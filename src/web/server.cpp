@@ -2,6 +2,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/printable.hpp"
+#include "hub/admission.hpp"
 #include "web/access.hpp"
 #include "web/assets.hpp"
 #include "web/page_socket.hpp"
@@ -27,6 +29,18 @@ using tcp = asio::ip::tcp;
 // Connections served at once (each page holds one or two); more wait in the kernel's backlog.
 constexpr std::size_t kMaxConnections = 64;
 constexpr auto kRequestTimeout = std::chrono::seconds(30);
+constexpr auto kAdmissionTick = std::chrono::seconds(5);
+
+// Over TLS (a port other hosts reach), strangers may hold half the connections at most, and each
+// gives way to a newcomer after its grace, as on the hub's port (hub/admission): so a stranger
+// who keeps connections open, or asks without the token again and again, cannot keep the owner
+// out.
+hub::Admission::Limits strangers_limits() {
+    hub::Admission::Limits limits;
+    limits.total = kMaxConnections / 2;
+    limits.per_address = limits.total;
+    return limits;
+}
 
 // The page runs only its own files: no inline script or style, nothing from elsewhere, not framed.
 constexpr const char* kContentSecurityPolicy =
@@ -37,10 +51,15 @@ constexpr const char* kContentSecurityPolicy =
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
     State(asio::io_context& context, PageHandlers handlers)
-        : acceptor(context), handlers(std::make_shared<const PageHandlers>(std::move(handlers))) {}
+        : acceptor(context),
+          admission_timer(context),
+          handlers(std::make_shared<const PageHandlers>(std::move(handlers))) {}
 
     tcp::acceptor acceptor;
     std::optional<asio::ssl::context> tls;  // none: plain HTTP (loopback only)
+    // With TLS: the connections that have not shown the token or its cookie yet.
+    std::optional<hub::Admission> admission;
+    asio::steady_timer admission_timer;
     std::shared_ptr<const PageHandlers> handlers;
     std::unique_ptr<Access> access;
     std::string host;  // HOST:PORT, what the Host header must say
@@ -49,8 +68,11 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
     void accept_next();
     void serve(tcp::socket socket);
+    void summarise_admission();
     void refuse(const std::string& what) {
-        // The request's path and headers only as printable text, never its query (the token).
+        // The request's path and headers only as printable text, never its query (the token);
+        // within the admission's log budget where strangers can reach the port.
+        if (admission) return admission->note("refused " + what);
         std::fprintf(stderr, "dpdb web: refused %s\n", what.c_str());
     }
 };
@@ -88,10 +110,12 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection<Stream
   public:
     static constexpr bool kTls = std::is_same_v<Stream, PageSocket::TlsStream>;
 
-    // `tls`: the server's context, for a TlsStream.
+    // `slot`: its place among strangers' connections (with TLS); `tls`: the server's context,
+    // for a TlsStream.
     template <typename... Tls>
-    HttpConnection(tcp::socket socket, std::shared_ptr<Server::State> state, Tls&... tls)
-        : stream_(std::move(socket), tls...), state_(std::move(state)) {
+    HttpConnection(tcp::socket socket, std::shared_ptr<Server::State> state,
+                   hub::Admission::Slot slot, Tls&... tls)
+        : stream_(std::move(socket), tls...), state_(std::move(state)), slot_(std::move(slot)) {
         ++state_->connections;
     }
     ~HttpConnection() { --state_->connections; }
@@ -99,6 +123,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection<Stream
     // TLS first, within the first request's time: a peer that does not speak it (plain HTTP
     // included) is closed without an answer.
     void start() {
+        slot_.on_evict([weak = this->weak_from_this()] {
+            if (auto self = weak.lock()) self->close();
+        });
         if constexpr (kTls) {
             beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
             stream_.async_handshake(
@@ -144,9 +171,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection<Stream
             return reply(answer(request, http::status::method_not_allowed, "dpdb web: only GET\n"));
         }
         const bool holder = state_->access->holds_cookie(request[http::field::cookie]);
+        if (holder) slot_.release();  // no longer a stranger
         const auto token = query_value(request.target(), "token");
         if (!token.empty()) {
             if (holder || state_->access->exchange(token)) {
+                slot_.release();
                 // The token leaves the address bar at once; the cookie stands for it from now.
                 auto response = answer(request, http::status::see_other, "");
                 response.set(http::field::location, "/");
@@ -205,9 +234,21 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection<Stream
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::empty_body>> parser_;
     std::shared_ptr<Server::State> state_;
+    hub::Admission::Slot slot_;
 };
 
 }  // namespace
+
+// The refusal summaries of the admission's windows, written even when refusals stop.
+void Server::State::summarise_admission() {
+    admission_timer.expires_after(kAdmissionTick);
+    admission_timer.async_wait([weak = weak_from_this()](beast::error_code error) {
+        auto self = weak.lock();
+        if (error || !self) return;
+        self->admission->tick();
+        self->summarise_admission();
+    });
+}
 
 void Server::State::accept_next() {
     acceptor.async_accept([self = shared_from_this()](beast::error_code error, tcp::socket socket) {
@@ -222,14 +263,20 @@ void Server::State::serve(tcp::socket socket) {
         refuse("a connection: " + std::to_string(kMaxConnections) + " are open already");
         return;
     }
-    if (tls) {
-        std::make_shared<HttpConnection<PageSocket::TlsStream>>(std::move(socket),
-                                                                shared_from_this(), *tls)
+    if (!tls) {
+        std::make_shared<HttpConnection<beast::tcp_stream>>(std::move(socket), shared_from_this(),
+                                                            hub::Admission::Slot{})
             ->start();
-    } else {
-        std::make_shared<HttpConnection<beast::tcp_stream>>(std::move(socket), shared_from_this())
-            ->start();
+        return;
     }
+    beast::error_code gone;
+    const auto peer = socket.remote_endpoint(gone);
+    if (gone) return;
+    auto slot = admission->admit(peer.address().to_string());
+    if (!slot) return;  // every place is a younger stranger's: closed, the browser may retry
+    std::make_shared<HttpConnection<PageSocket::TlsStream>>(std::move(socket), shared_from_this(),
+                                                            std::move(*slot), *tls)
+        ->start();
 }
 
 Server::Server(asio::io_context& context, const ListenAddress& listen,
@@ -238,6 +285,10 @@ Server::Server(asio::io_context& context, const ListenAddress& listen,
     if (tls) {
         state_->tls.emplace(asio::ssl::context::tls_server);
         wire::serve_with(state_->tls->native_handle(), *tls);
+        state_->admission.emplace(
+            [](const std::string& line) { std::fprintf(stderr, "dpdb web: %s\n", line.c_str()); },
+            strangers_limits());
+        state_->summarise_admission();
     }
     beast::error_code error;
     const auto address = asio::ip::make_address(listen.host, error);
@@ -260,6 +311,7 @@ Server::Server(asio::io_context& context, const ListenAddress& listen,
 Server::~Server() {
     beast::error_code ignored;
     state_->acceptor.close(ignored);
+    state_->admission_timer.cancel();
 }
 
 std::string Server::url() const {

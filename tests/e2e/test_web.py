@@ -388,6 +388,14 @@ def request(port, path, headers=None, tls=False):
     return response, body
 
 
+def answered(port):
+    """Whether a request over TLS gets an answer (not the token's: none is sent)."""
+    try:
+        return request(port, "/", tls=True)[0].status == 403
+    except (ConnectionError, ssl.SSLError, http.client.HTTPException):
+        return False
+
+
 def upgrade(port, cookie, origin, tls=False):
     """A WebSocket upgrade request spoken raw: the status line of the answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as plain:
@@ -468,6 +476,16 @@ def test_over_tls_the_page_its_certificate_and_no_plain_http(dpdb, browser):
     response, body = request(port, "/", tls=True)
     assert response.status == 403 and "open the URL" in body
 
+    # Strangers who hold connections open (here from another address) cannot keep the owner
+    # out: once past their grace, the oldest of theirs gives way (as on the hub's port).
+    flood = [socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.2", 0))
+             for _ in range(64)]
+    try:
+        wait_until(lambda: answered(port), "an answer while strangers hold the connections")
+    finally:
+        for stranger in flood:
+            stranger.close()
+
     context = browser.new_context(ignore_https_errors=True)
     try:
         page = context.new_page()
@@ -494,6 +512,7 @@ def test_over_tls_the_page_its_certificate_and_no_plain_http(dpdb, browser):
     web.expect(pexpect.EOF)
     said = web.logfile_read.getvalue()
     assert "refused a connection from 127.0.0.1: its TLS handshake failed" in said, said
+    assert "closing the oldest unauthenticated connections from 127.0.0.2" in said, said
     assert said.count(token) == 1, said
 
 
