@@ -106,7 +106,8 @@ constexpr const char* kEveryMatch = "*/";
 // at most kStandingLongest.
 constexpr auto kStandingStall = std::chrono::milliseconds(2000);
 constexpr auto kStandingLongest = std::chrono::seconds(15);
-constexpr auto kStandingPoll = std::chrono::milliseconds(50);
+// A process arms in milliseconds: at 50 ms most of a small job's `dpdb break` was this sleep.
+constexpr auto kStandingPoll = std::chrono::milliseconds(10);
 
 std::string where_armed(const wire::Json& bp) {
     const int processes = bp.value("processes", 0);
