@@ -42,7 +42,8 @@ def test_the_frames_of_a_waiting_main_thread_are_read_at_once_then_its_stop_take
         command(session, "p mine", r"<socket\.socket [^\r\n]*>")
     command(session, "up", r"<module>\(\)\r\n-> wait\(\)")
     command(session, "p mode", re.escape(repr(mode)))
-    command(session, "list", r"\s\d+\s+->\s+wait\(\)")
+    # (B: the pause's breakpoints, on every line of the thread's frames, where pdb lists them.)
+    command(session, "list", r"\s\d+\s+B?->\s+wait\(\)")
 
     # A step needs the thread to run: it waits for the wait to end, then stops at the thread's
     # next line, in the same session.
