@@ -142,6 +142,22 @@ bool reached_within_line(const Decoded& d, int index) {
     return false;
 }
 
+// Whether whatever lands on `unit` comes from its own line (a same-line jump, which reports no
+// line there), or nothing does: no handler, no jump from another line.
+bool reached_from_own_line_only(const Decoded& d, int unit) {
+    if (!d.target[unit]) return true;
+    const int line = d.line_at[unit];
+    for (const Handler& h : d.handlers)
+        if (h.target == unit) return false;
+    bool found = false;
+    for (const auto& [from, to] : d.jumps) {
+        if (to != unit) continue;
+        if (d.line_at[from] != line) return false;
+        found = true;
+    }
+    return found;  // else a FOR_ITER's exit lands there
+}
+
 // The units of one instruction with `arg`, its EXTENDED_ARG prefixes and zeroed caches.
 void emit(std::vector<CodeUnit>& out, int op, int arg, int width = 0) {
     int prefixes = arg > 0xFFFF ? 2 : arg > 0xFF ? 1 : 0;
@@ -187,9 +203,10 @@ bool choose_span(const Decoded& d, int first, int width, FastSite& c) {
             if (handler_for(d, u) != handler || d.line_at[u] != d.line_at[head.start]) return false;
         covered += in.size;
     }
-    // A jump into the line where the tail returns would lose its event there (fast_copy.hpp);
-    // a line that ends the code (a return) runs once per call.
-    if (head.start + covered >= d.n || d.target[head.start + covered]) return false;
+    // A jump from another line into the line where the tail returns would lose its event there
+    // (fast_copy.hpp); a line that ends the code (a return) runs once per call.
+    if (head.start + covered >= d.n || !reached_from_own_line_only(d, head.start + covered))
+        return false;
     c.start = head.start;
     c.end = head.start + covered;
     return true;
@@ -207,7 +224,20 @@ int tail_units(const FastSite& c, int guard_index) {
 int jump_tail_units(int guard_index) {
     const int guard = arg_width(guard_index) + (kPy313 ? 1 + g_op.caches[g_op.to_bool] : 0);
     return guard + 1 + g_op.caches[g_op.pop_jump_if_false] +
-           2 * (3 + g_op.caches[g_op.jump_backward]);
+           2 * (3 + g_op.caches[g_op.jump_backward]) + 3 + g_op.caches[g_op.jump_back];
+}
+
+// Whether a loop's backward jump site `c` can land quietly (fast_copy.hpp): the jump is of its
+// target's own line, and nothing reaches the target from another line (every jump there is of
+// that line, the instruction before it too, and no handler lands there), so the target's LINE
+// event is never the line's: only the hop's landing reports it, and it can answer DISABLE.
+bool lands_quietly(const Decoded& d, const FastSite& c) {
+    const int line = d.line_at[c.end];
+    if (d.line_at[c.start] != line || !reached_from_own_line_only(d, c.end)) return false;
+    const int index = d.index_at[c.end];
+    if (index <= 0) return false;
+    const Instr& before = d.instrs[index - 1];
+    return before.op != g_op.resume && d.line_at[before.start] == line;
 }
 
 // A loop's backward jump onto a breakpoint line (fast_copy.hpp) that can take a tail at `tail_at`:
@@ -234,27 +264,44 @@ bool choose_jump(const Decoded& d, int index, const std::vector<int>& bp_lines,
     return true;
 }
 
+// The units of a loop's backward jump site's tail, in order, each with its line: the guard (none),
+// the slow jump (the jump's), the hop of a site that lands quietly (none), the fast jump (the
+// target's).
+struct JumpTailUnits {
+    int guard = 0, slow = 0, hop = 0, fast = 0;
+};
+
 // The tail of a loop's backward jump site `c` at `tail`, its guard the constant `guard_index`;
-// fills in its slow and fast jumps. Returns the units of the guard and the slow jump (the
-// jump's line; the rest, the fast jump, is the target's), or -1 where the jumps cannot be sized.
-int jump_tail(FastSite& c, int tail, int guard_index, std::vector<CodeUnit>& t) {
+// fills in its slow and fast jumps (and the hop of one that lands quietly). False where the jumps
+// cannot be sized.
+bool jump_tail(FastSite& c, int tail, int guard_index, std::vector<CodeUnit>& t,
+               JumpTailUnits& units) {
     emit(t, g_op.load_const, guard_index);
     if (kPy313) emit(t, g_op.to_bool, 0);
     const int branch_at = static_cast<int>(t.size());
     const int slow = tail + branch_at + 1 + g_op.caches[g_op.pop_jump_if_false];
     const int slow_arg = backward_arg(slow, c.end, g_op.jump_backward);
-    if (slow_arg < 0) return -1;
+    if (slow_arg < 0) return false;
     const int slow_len = arg_width(slow_arg) + g_op.caches[g_op.jump_backward];
-    emit(t, g_op.pop_jump_if_false, slow_len, 1);
+    const int hop = slow + slow_len;
+    const int hop_arg = c.quiet ? backward_arg(hop, c.end) : 0;
+    if (hop_arg < 0) return false;
+    const int hop_len = c.quiet ? arg_width(hop_arg) + g_op.caches[g_op.jump_back] : 0;
+    emit(t, g_op.pop_jump_if_false, slow_len + hop_len, 1);
+    units.guard = static_cast<int>(t.size());
     emit(t, g_op.jump_backward, slow_arg);
+    if (c.quiet) emit(t, g_op.jump_back, hop_arg);
     const int fast = tail + static_cast<int>(t.size());
-    const int fast_arg = backward_arg(fast, c.end, g_op.jump_backward);
-    if (fast_arg < 0) return -1;
+    const int fast_arg = backward_arg(fast, c.quiet ? hop : c.end, g_op.jump_backward);
+    if (fast_arg < 0) return false;
     emit(t, g_op.jump_backward, fast_arg);
     c.slow = slow;
-    c.fast = fast;
+    c.fast = c.quiet ? hop : fast;
     c.fast_end = tail + static_cast<int>(t.size());
-    return fast - tail;
+    units.slow = slow_len;
+    units.hop = hop_len;
+    units.fast = c.fast_end - fast;
+    return true;
 }
 
 // The guard of site `c`, made constant `guard_index` of the copy. False with an exception set.
@@ -326,6 +373,18 @@ FastCopy::At FastCopy::locate(int unit, const FastSite** site) const {
     }
     *site = nullptr;
     return At::kNone;
+}
+
+bool FastCopy::lands_quietly_at(int unit) const {
+    for (const FastSite& s : sites)
+        if (s.jump && s.quiet && s.end == unit) return true;
+    return false;
+}
+
+bool FastCopy::in_jump_tail(int unit) const {
+    for (const FastSite& s : sites)
+        if (s.jump && s.slow <= unit && unit < s.fast_end) return true;
+    return false;
 }
 
 bool FastCopy::in_fast_jump(int unit) const {
@@ -425,6 +484,7 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
     for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
         FastSite c;
         if (!choose_jump(d, i, bp_lines, entries, tail_at, c)) continue;
+        c.quiet = lands_quietly(d, c);
         chosen.push_back(c);
         tail_at += jump_tail_units(static_cast<int>(base_consts + chosen.size()));
     }
@@ -466,14 +526,19 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
         const int guard_index = static_cast<int>(base_consts + s);
         std::vector<CodeUnit> t;
         if (c.jump) {
-            const int guard_and_slow = jump_tail(c, tail, guard_index, t);
-            if (guard_and_slow < 0 || !add_guard(c, guard_index, consts, *made)) {
+            JumpTailUnits units;
+            if (!jump_tail(c, tail, guard_index, t, units) ||
+                !add_guard(c, guard_index, consts, *made)) {
                 ok = false;
                 break;
             }
-            append_line_entries(lines, guard_and_slow, d.line_at[c.start] - line);
-            append_line_entries(lines, static_cast<int>(t.size()) - guard_and_slow,
-                                c.line - d.line_at[c.start]);
+            // The guard has no line, so that the slow and fast jumps are line starts whose LINE
+            // events answer DISABLE once (FastCopy::in_jump_tail): a line start reached from its
+            // own line never reports, and CPython would run its INSTRUMENTED_LINE at every pass.
+            append_line_entries(lines, units.guard, kNoLine);
+            append_line_entries(lines, units.slow, d.line_at[c.start] - line);
+            append_line_entries(lines, units.hop, kNoLine);
+            append_line_entries(lines, units.fast, c.line - d.line_at[c.start]);
             line = c.line;
             add_handler(d, c.start, tail, static_cast<int>(t.size()), handlers);
             tails.insert(tails.end(), t.begin(), t.end());

@@ -22,13 +22,23 @@
 // cannot take one (FOR_ITER is a jump, and its GET_ITER reaches it from the same line):
 //
 //   jump:   JUMP_FORWARD tail                  (the jump's units)
-//   tail:   LOAD_CONST <guard>; [TO_BOOL;] POP_JUMP_IF_FALSE fast          (the jump's line)
+//   tail:   LOAD_CONST <guard>; [TO_BOOL;] POP_JUMP_IF_FALSE fast          (no line)
 //   slow:   JUMP_BACKWARD target                                           (the jump's line)
 //   fast:   JUMP_BACKWARD target                                           (the target's line)
 //
 // The slow jump is the original: the target's event (LINE there, or the same-line JUMP) decides.
 // The fast one lands from the target's own line, so no LINE event; its own first LINE and JUMP
-// events are answered DISABLE.
+// events, and the slow jump's first LINE event, are answered DISABLE. Where the jump is of the
+// target's own line and nothing reaches the target from another line (a comprehension's or
+// generator expression's loop), the target's LINE event is never the line's (the slow jump's JUMP
+// event is), so the fast jump lands quietly:
+//
+//   fast:   JUMP_BACKWARD hop                                              (the target's line)
+//   hop:    JUMP_BACKWARD_NO_INTERRUPT target                              (no line)
+//
+// (the hop placed before the fast jump, the eval-breaker check kept on a unit with a line). The
+// landing from a unit with no line reports the target's LINE once, answered DISABLE: the target's
+// INSTRUMENTED_LINE goes, and its FOR_ITER specialises again.
 //
 // Everything else in the copy is the original, frames running the original keep its events, and
 // a line the copy cannot take (see build_fast_copy) keeps its event in the copy: the copy only
@@ -53,6 +63,9 @@ struct FastSite {
     // tail's two jumps, fast_end the unit after the fast one.
     bool jump = false;
     int fast_end = 0;
+    // The fast jump lands through a hop with no line, so that the target's LINE event fires once
+    // and answers DISABLE (only where it is never the line's event: lands_quietly in the .cpp).
+    bool quiet = false;
 };
 
 // Owned by the copy's CodeInfo.
@@ -75,6 +88,13 @@ struct FastCopy {
     // Whether `unit` is in the fast jump of a loop's backward jump site, whose events answer
     // DISABLE.
     bool in_fast_jump(int unit) const;
+    // Whether `unit` is in a loop's backward jump site's slow or fast jump (or hop), whose LINE
+    // events answer DISABLE: the slow jump's line had its event already, or its JUMP event is
+    // the line's.
+    bool in_jump_tail(int unit) const;
+    // Whether `unit` is the target of a loop's backward jump site that lands quietly, whose LINE
+    // event answers DISABLE: the site's slow jump gives the line's event (a same-line JUMP).
+    bool lands_quietly_at(int unit) const;
 };
 
 // Loads what the builder needs from the `opcode` module. Returns -1 with an exception set.

@@ -331,7 +331,7 @@ PyObject* fast_copy_line(PyObject* code, CodeInfo* info, int line) {
     InterpreterFrameHead* running = running_frame(PyThreadState_Get());
     if (!running || running->pointers[kFrameCode] != code) return line_event(code, info, line);
     const int unit = frame_unit(running, code);
-    if (info->fast->in_fast_jump(unit)) {
+    if (info->fast->in_jump_tail(unit) || info->fast->lands_quietly_at(unit)) {
         restore_later(code, unit);
         return Py_NewRef(mon().disable);
     }
