@@ -9,7 +9,8 @@ new target:
   second      the same after `dpdb detach -p`: the agent is there, it is debugged again
   notice      from starting `dpdb attach -p PID` (which pauses) to its line saying what the main
               thread waits in
-  prompt      from the signal that ends the wait to the prompt
+  prompt      from starting it to the prompt of the session over the waiting thread's frames
+  stop        from the signal that ends the wait to the prompt of its stop at the next line
   py-spy      `py-spy dump --pid PID` (if py-spy is on PATH), which loads nothing
   debugpy     from starting `python -m debugpy --listen 127.0.0.1:PORT --pid PID` (gdb injects
               it; if debugpy imports here and gdb is on PATH) to its port taking a connection:
@@ -88,10 +89,13 @@ def one_round(dpdb, mode, env, py_spy, debugpy):
     child = pexpect.spawn(dpdb, ["attach", "-p", pid], env=env, encoding="utf-8", timeout=60)
     child.expect("main thread waits in C code")
     times["notice"] = time.perf_counter() - started
-    started = time.perf_counter()
-    process.send_signal(signal.SIGUSR1)
     child.expect(r"\(Pdb\) ")
     times["prompt"] = time.perf_counter() - started
+    started = time.perf_counter()
+    process.send_signal(signal.SIGUSR1)
+    child.expect("The wait ended")
+    child.expect(r"\(Pdb\) ")
+    times["stop"] = time.perf_counter() - started
     child.sendline("c")
     child.expect(pexpect.EOF)
     timed([dpdb, "detach", "-p", pid], env)
@@ -114,7 +118,7 @@ def main():
     print("dpdb attach -p on a waiting main thread, Python %d.%d (%s), median of %d rounds" % (
         sys.version_info[0], sys.version_info[1], PLAIN_PYTHON, args.rounds))
     debugpy = shutil.which("gdb") is not None and importlib.util.find_spec("debugpy") is not None
-    columns = ["first", "second", "notice", "prompt"] + (["py-spy"] if py_spy else []) + (
+    columns = ["first", "second", "notice", "prompt", "stop"] + (["py-spy"] if py_spy else []) + (
         ["debugpy"] if debugpy else [])
     print("  %-16s" % "mode" + "".join("%10s" % c for c in columns))
     with private_environment() as env:
