@@ -164,7 +164,8 @@ void arm_everywhere(std::vector<std::unique_ptr<Channel>>& agents) {
                 if (message->type != "breakpoints" || (*message)["list"].empty()) continue;
                 Json ids = Json::array();
                 for (const auto& bp : (*message)["list"]) ids.push_back(bp["id"]);
-                agents[i]->send(make("break_status", {{"resolved", ids}}));
+                agents[i]->send(
+                    make("break_status", {{"resolved", ids}, {"version", (*message)["version"]}}));
                 armed[i] = true;
                 --left;
                 fds[i].events = 0;

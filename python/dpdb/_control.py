@@ -114,7 +114,7 @@ class _Control:
                     return
                 message = json.loads(body)
                 if kind == "breakpoints":
-                    self.breakpoints.update(message["list"])
+                    self.breakpoints.update(message["list"], message.get("version"))
                     self.first_list.set()
                 elif kind == "stacks_request":
                     _agent.stacks_started(message["req"])

@@ -154,6 +154,7 @@ class GlobalBreakpoints:
         self.holder = holder  # () -> the Debugger that owns global breakpoints
         self.wanted = []      # the hub's list, as last received, unless stopped
         self.received = []    # the hub's list, as last received
+        self.version = None   # ... and its version, echoed in what this process tells the hub
         self.notes = {}       # hub id -> what the user should know about it in this process
         self.modules_seen = 0
         self.stopped = False
@@ -164,9 +165,10 @@ class GlobalBreakpoints:
         # files) must come after ours, which arms the file of the code about to run.
         self._watch()
 
-    def update(self, wanted):
+    def update(self, wanted, version):
         with _lock:
             self.received = wanted
+            self.version = version
             # A process that is no longer debugged (`q`, dpdb detach -p) arms nothing.
             self.wanted = [] if self.stopped else wanted
             self.arm()
@@ -305,6 +307,8 @@ class GlobalBreakpoints:
         import json
 
         status = {"resolved": sorted(set(armed_here()) | set(self.exceptions_armed))}
+        if self.version is not None:  # a hub of an earlier release numbers no list
+            status["version"] = self.version
         if self.notes:
             status["notes"] = [_note_for_hub(i, n) for i, n in sorted(self.notes.items())]
         _agent.send_process("break_status", json.dumps(status))

@@ -17,7 +17,10 @@ HubImpl::HubImpl(asio::io_context& io, HubOptions options)
           std::make_shared<Listener>(io, options_, [this](const std::string& line) { log(line); })),
       agent_key_(wire::agent_key(options_.secret)),
       store_(options_.store_path),
-      liveness_timer_(io) {
+      liveness_timer_(io),
+      breakpoints_version_(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count()) {
     if (!options_.log) options_.log = [](const std::string&) {};
     store_.on_bad_row([this](const std::string& line) { log(line); });
     remembered_sessions_ = store_.take_session_ids();
@@ -157,7 +160,7 @@ void HubImpl::handshake(const ConnectionPtr& peer, const Message& hello) {
         // Before the breakpoints, which the program waits for at start-up: its first line of
         // output is copied too.
         greet_agent_program_output(peer);
-        peer->send(make("breakpoints", {{"list", store_.breakpoints()}}));
+        peer->send(breakpoints_message());
         const bool back = came_back(peer, proc);
         registry_.add_process(peer->id(), std::move(proc));
         publish(back ? "process_update" : "process_start",

@@ -30,7 +30,11 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     if (type == "break_status") {
         process->resolved_breakpoints = message["resolved"];
         process->breakpoint_notes = message.has("notes") ? message["notes"] : wire::Json::array();
-        process->breakpoints_reported = true;
+        // Only an answer to the latest list counts: one to an earlier list, overtaken on the way,
+        // is still news of what the process has armed, but says nothing of the latest change. An
+        // agent of an earlier release echoes no version: taken, as then, for the latest.
+        process->breakpoints_reported =
+            !message.has("version") || message.num("version") == breakpoints_version_;
         return;
     }
     if (type == "stacks_reply") return stacks_answered(agent->id(), message);

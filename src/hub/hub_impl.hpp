@@ -124,6 +124,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void broadcast_breakpoints();
 
+    // The "breakpoints" message of the table as it is now, stamped with its version.
+    Message breakpoints_message() const;
+
     void stacks_request(const ConnectionPtr& client, const Message& message);
 
     void stacks_answered(std::uint64_t agent, const Message& message);
@@ -212,6 +215,12 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // is back (hub_liveness.cpp).
     std::map<std::int64_t, std::vector<Message>> kept_input_;
     std::uint64_t liveness_ticks_ = 0;
+    // The global breakpoints' version, stepped at every change and sent with each list: a
+    // process's break_status answers the list whose version it echoes, so an answer to an
+    // earlier change (a clear just before an add) is not taken for one to the latest. Started
+    // from the clock so that a restarted hub does not reuse the versions of its last run, which
+    // an agent that reconnects may still echo.
+    std::int64_t breakpoints_version_;
 };
 
 }  // namespace dpdb::hub

@@ -58,8 +58,13 @@ void HubImpl::breakpoints_request(const ConnectionPtr& client, const Message& me
     reply(client, message, true, "", summarize_breakpoints(registry_, store_.breakpoints()));
 }
 
+Message HubImpl::breakpoints_message() const {
+    return make("breakpoints", {{"list", store_.breakpoints()}, {"version", breakpoints_version_}});
+}
+
 void HubImpl::broadcast_breakpoints() {
-    const auto update = make("breakpoints", {{"list", store_.breakpoints()}});
+    ++breakpoints_version_;
+    const auto update = breakpoints_message();
     for (auto& [connection, process] : registry_.processes()) {
         process.breakpoints_reported = false;
         if (auto agent = this->connection(connection)) agent->send(update);

@@ -44,8 +44,11 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"session_close", {{"sid", Kind::Int}, {"reason", Kind::String}}},
         {"proc_update", {{"proc", Kind::Object}}},
         // Which global breakpoints resolve to code in this process (ids), and what the user
-        // should know of the others ([{id, note}]: an ambiguous spec, a line that is not code).
-        {"break_status", {{"resolved", Kind::Array}, {"notes", Kind::Array, false}}},
+        // should know of the others ([{id, note}]: an ambiguous spec, a line that is not code);
+        // "version" echoes that of the hub's list it answers (an agent of an earlier release
+        // sends none).
+        {"break_status",
+         {{"resolved", Kind::Array}, {"notes", Kind::Array, false}, {"version", Kind::Int, false}}},
         // The answer to a stacks request: every thread's Python stack, without pausing any.
         {"stacks_reply", {{"req", Kind::Int}, {"stacks", Kind::Object}}},
         // The process is ending: exit status, or the fatal signal and its threads' stacks.
@@ -83,8 +86,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Hub -> agent, and client -> hub.
         {"attach", {{"sid", Kind::Int}, {"cols", Kind::Int}}},
         {"detach", {{"sid", Kind::Int}}},
-        // Hub -> agent: the whole set of global breakpoints, at connect and on every change.
-        {"breakpoints", {{"list", Kind::Array}}},
+        // Hub -> agent: the whole set of global breakpoints, at connect and on every change, and
+        // its version (stepped at each change; the agent's break_status echoes it).
+        {"breakpoints", {{"list", Kind::Array}, {"version", Kind::Int, false}}},
         {"stacks_request", {{"req", Kind::Int}}},
         {"pause", {{"all_threads", Kind::Bool}, {"view", Kind::Bool, false}}},
         // Stop debugging the process: breakpoints out, paused threads resumed (dpdb detach -p).

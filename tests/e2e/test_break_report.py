@@ -1,15 +1,16 @@
 """`dpdb break` says in one line where a breakpoint went, at any scale: armed in how many of how
 many processes, pending where its file is not loaded, and which processes have not answered
-within its bound (stopped ones here), by host."""
+within its bound (stopped ones here, or slow to arm), by host."""
 
 import os
 import signal
 import socket
 import subprocess
 
+import pexpect
 import pytest
 
-from conftest import DPDB, line_of, program, wait_until
+from conftest import DPDB, line_of, plain, program, wait_until
 from test_hub import Hub
 
 PROGRAM = program("break_report.py")
@@ -70,3 +71,38 @@ def test_who_has_not_answered_is_told_by_host(dpdb):
             os.kill(pid, signal.SIGCONT)
     for run in runs:
         run.sendintr()
+
+
+def test_an_answer_to_an_earlier_change_is_not_taken_for_the_latest(dpdb):
+    # A process slow to answer: arming a breakpoint reads its file, and these files are FIFOs,
+    # whose lines come only when the test writes them.
+    slow = {}
+    for name in ("slow_a.py", "slow_b.py"):
+        slow[name] = os.path.join(dpdb.root, name)
+        os.mkfifo(slow[name])
+    script = os.path.join(dpdb.root, "idle.py")
+    with open(script, "w") as f:
+        f.write("import time\nprint('ready', flush=True)\nwhile True:\n    time.sleep(0.05)\n")
+    run = dpdb.spawn("dpdb", "run", script)
+    run.expect("ready")
+    wait_until(lambda: len(dpdb.ls()["processes"]) == 1, "the process")
+    first = dpdb.run("dpdb", "break", slow["slow_a.py"] + ":1")
+    assert "1 has not answered yet" in first.stdout, first.stdout  # it waits for slow_a's lines
+    assert dpdb.run("dpdb", "break", "--clear", "1").returncode == 0
+    adding = dpdb.spawn("dpdb", "break", slow["slow_b.py"] + ":1")
+    adding.expect("breakpoint 2 at")
+    # While `dpdb break` waits for answers to the add, the process answers the first add and the
+    # clear, then waits again, for slow_b's lines: neither answer is one to the add.
+    with open(slow["slow_a.py"], "w") as f:
+        f.write("a = 1\n")
+    adding.expect(pexpect.EOF)
+    report = plain(adding.before)
+    assert "not loaded in the 1 that answered" not in report, report
+    assert "1 has not answered yet (%s 1)" % socket.gethostname() in report, report
+    # Its answer to the add, once slow_b's lines come, counts: a FIFO is no source file, so it
+    # says the line does not exist (shown only for processes that answered the latest list).
+    with open(slow["slow_b.py"], "w") as f:
+        f.write("b = 2\n")
+    wait_until(lambda: "Line %s:1 does not exist" % slow["slow_b.py"]
+               in dpdb.run("dpdb", "break", "--list").stdout, "the process's answer to the add")
+    run.sendintr()
