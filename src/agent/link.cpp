@@ -270,15 +270,15 @@ std::optional<Event> Link::wait_control(std::optional<std::chrono::milliseconds>
     return event;
 }
 
-void Link::send_process(const std::string& type, const std::string& fields_json) {
+bool Link::send_process(const std::string& type, const std::string& fields_json) {
     auto message = wire::make(type, parse_object(fields_json));
     std::shared_ptr<wire::Channel> channel;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!connected_) return;
+        if (!connected_) return false;
         channel = channel_;
     }
-    channel->send(message);
+    return channel->send(message);
 }
 
 void Link::send_exit(int status) noexcept {

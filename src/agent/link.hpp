@@ -70,8 +70,9 @@ class Link {
     // "stacks_request", "pause", "interrupt", "release" and "debug"; wait_control() hands them
     // to the agent's control thread.
     std::optional<Event> wait_control(std::optional<std::chrono::milliseconds> timeout);
-    // Sends break_status, stacks_reply and the like; dropped while no hub is connected.
-    void send_process(const std::string& type, const std::string& fields_json);
+    // Sends break_status, stacks_reply and the like; dropped while no hub is connected. Whether
+    // it went (to the kernel, at least).
+    bool send_process(const std::string& type, const std::string& fields_json);
     // As the process exits: says how, without waiting for a lock another thread may hold.
     void send_exit(int status) noexcept;
     // Tells the hub the process is about to exec another program (see exec_watch). A process

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -44,6 +46,10 @@ Queue& queue() {
     return *instance;
 }
 
+// Messages of batches the wire did not take (the hub went away mid-send): told with the next
+// batch as dropped, or at the end as not sent.
+std::atomic<std::uint64_t> g_unsent{0};
+
 std::string drops_line(std::uint64_t dropped, double when) {
     return wire::Json{{"time", when},
                       {"thread", "dpdb"},
@@ -54,42 +60,78 @@ std::string drops_line(std::uint64_t dropped, double when) {
         .dump();
 }
 
+struct Batch {
+    std::vector<std::string> lines;
+    std::uint64_t messages = 0;  // the lines' messages, and those the drops line counts
+};
+
 // Up to kBatch queued lines, then a line for the drops since the last batch; empty when there
 // is nothing. Called with the send lock held.
-std::vector<std::string> take_batch() {
-    std::vector<std::string> batch;
+Batch take_batch() {
+    Batch batch;
     {
         std::lock_guard<std::mutex> lock(queue().mutex);
         auto& lines = queue().lines;
-        while (!lines.empty() && batch.size() < kBatch) {
-            batch.push_back(std::move(lines.front()));
+        while (!lines.empty() && batch.lines.size() < kBatch) {
+            batch.lines.push_back(std::move(lines.front()));
             lines.pop_front();
         }
     }
+    batch.messages = batch.lines.size();
     const auto [dropped, when] = log_take_drops();
-    if (dropped > 0) batch.push_back(drops_line(dropped, when));
+    const std::uint64_t lost = dropped + g_unsent.exchange(0);
+    if (lost > 0) batch.lines.push_back(drops_line(lost, when));
+    batch.messages += lost;
     return batch;
 }
 
-void send_batch(const std::vector<std::string>& batch) {
+bool send_batch(const std::vector<std::string>& lines) {
     std::string fields = "{\"lines\":[";
-    for (std::size_t i = 0; i < batch.size(); ++i) {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
         if (i > 0) fields += ',';
-        fields += batch[i];
+        fields += lines[i];
     }
     fields += "]}";
-    Link::instance().send_process("log_lines", fields);
+    return Link::instance().send_process("log_lines", fields);
 }
 
 // Sends until the queue is empty. Called with the send lock held.
 void send_queued() {
-    for (auto batch = take_batch(); !batch.empty(); batch = take_batch()) {
+    for (auto batch = take_batch(); !batch.lines.empty(); batch = take_batch()) {
+        bool sent = false;
         try {
-            send_batch(batch);
+            sent = send_batch(batch.lines);
         } catch (const std::exception&) {
             // a batch the wire refuses is lost; the program must never pay for it
         }
+        if (!sent) {
+            g_unsent += batch.messages;
+            return;  // the link is gone: what is left waits for the next connection
+        }
     }
+}
+
+// What is left unsent as the process ends: one line on stderr, the only place left to say it;
+// once, however many ways the end comes (os._exit's flush, then a SIGTERM's).
+std::atomic<bool> g_unsent_told{false};
+
+void tell_unsent_at_end() {
+    if (g_unsent_told) return;
+    std::uint64_t unsent = g_unsent + log_drops_pending();
+    {
+        std::lock_guard<std::mutex> lock(queue().mutex);
+        unsent += queue().lines.size();
+    }
+    if (unsent == 0 || g_unsent_told.exchange(true)) return;
+    char line[160];
+    const int n = std::snprintf(line, sizeof(line),
+                                "dpdb: pid %d ended with %llu logpoint message%s not sent: the "
+                                "hub was not reached in time\n",
+                                static_cast<int>(::getpid()),
+                                static_cast<unsigned long long>(unsent), unsent == 1 ? "" : "s");
+    if (n <= 0) return;
+    // Written whole or not at all: nothing more can be done about a stderr that refuses it.
+    if (::write(STDERR_FILENO, line, std::min<std::size_t>(n, sizeof(line) - 1)) < 0) return;
 }
 
 void send_forever(pid_t me) {
@@ -133,6 +175,8 @@ void after_fork_in_child() {
     q.woken = false;
     q.sender_pid = 0;
     log_take_drops();
+    g_unsent = 0;
+    g_unsent_told = false;
     new (&q.wake) std::condition_variable();
     new (&q.send_mutex) std::timed_mutex();
     q.mutex.unlock();
@@ -173,14 +217,14 @@ void log_queue_wake() {
 
 void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect_wait) {
     std::unique_lock<std::timed_mutex> sending(queue().send_mutex, std::defer_lock);
-    if (!sending.try_lock_for(wait)) return;
+    if (!sending.try_lock_for(wait)) return tell_unsent_at_end();
     {
         std::lock_guard<std::mutex> lock(queue().mutex);
-        if (queue().lines.empty() && log_drops_pending() == 0) return;
+        if (queue().lines.empty() && log_drops_pending() == 0 && g_unsent == 0) return;
     }
     Link& link = Link::instance();
-    if (!link.connected() && !link.wait_connected(connect_wait)) return;
-    send_queued();
+    if (link.connected() || link.wait_connected(connect_wait)) send_queued();
+    tell_unsent_at_end();
 }
 
 }  // namespace dpdb::agent

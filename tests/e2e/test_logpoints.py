@@ -328,3 +328,51 @@ def test_a_logpoint_set_at_the_prompt_on_a_line_another_thread_runs_never_pauses
     transcript = run.logfile_read.getvalue()
     assert re.search(r"spinner: tick \d+", transcript)
     assert not re.search(r"session (?!1\b)\d+", transcript), transcript
+
+
+def test_messages_a_process_could_not_send_are_counted(dpdb):
+    # Its queue holds 4: of the 10 messages made while the hub is away, 6 are dropped.
+    state = os.path.join(dpdb.root, "state")
+    hub = Hub(dpdb, "--state-dir", state)
+    script = os.path.join(dpdb.root, "unsent.py")
+    with open(script, "w") as f:
+        f.write("import sys\n"
+                "def note(i):\n"
+                "    return i  # the noted line\n"
+                "print('unsent ready', flush=True)\n"
+                "for round in ('first', 'second'):\n"
+                "    sys.stdin.readline()\n"
+                "    for i in range(10):\n"
+                "        note(i)\n"
+                "    print(round, 'made', flush=True)\n")
+    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_QUEUE="4"))
+    run.expect("unsent ready")
+    added = dpdb.run("dpdb", "break", "unsent.py:3", "--log", "{round} {i}", env=hub.env)
+    assert "armed in 1 process" in added.stdout, added.stdout
+
+    def hub_gone(hub):
+        hub.child.kill(signal.SIGTERM)
+        hub.child.expect(pexpect.EOF)
+
+    # The hub is back before the process ends: it is told the count with what was kept.
+    hub_gone(hub)
+    run.sendline("")
+    run.expect("first made")
+    hub = Hub(dpdb, "--state-dir", state)
+    kept = []
+
+    def all_told():
+        kept[:] = logs(dpdb, env=hub.env)
+        return len([m for m in kept if "dropped" not in m]) + sum(
+            m.get("dropped", 0) for m in kept) == 10
+
+    wait_until(all_told, "each of the 10 messages kept or counted")
+    made = [m["text"] for m in kept if "dropped" not in m]
+    assert made == ["first %d" % i for i in range(len(made))] and len(made) <= 4, kept
+    # The hub is gone when the process ends: the one line it prints says how many.
+    hub_gone(hub)
+    run.sendline("")
+    run.expect("second made")
+    run.expect(r"dpdb: pid \d+ ended with 10 logpoint messages not sent: the hub was not "
+               r"reached in time")
+    finish(run)
