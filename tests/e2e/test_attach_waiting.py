@@ -100,6 +100,17 @@ def detach(dpdb, pid):
     assert released.returncode == 0, released.stderr
 
 
+def continue_detach_and_wake(dpdb, session, program_):
+    """`c` at the program's own stop, then detached: its next wait ends with no stop."""
+    session.sendline("c")
+    finish(session)
+    program_.expect("woken")
+    detach(dpdb, program_.pid)
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
 def pause_notice(mode, pid):
     call = CALLS.get(mode, "")
     return re.escape("pid %d's main thread waits in C code, in %s" % (pid, call))
@@ -139,14 +150,7 @@ def test_a_waiting_main_thread_is_attached_paused_and_let_go(dpdb, waiting, mode
                      "t.main_thread().is_alive()))(__import__('threading'))")
     session.expect(r"\(True, True\)")
     session.expect(PROMPT)
-    session.sendline("c")
-    finish(session)
-    program_.expect("woken")
-
-    detach(dpdb, program_.pid)
-    program_.wake()
-    program_.expect("woken")
-    program_.terminate()
+    continue_detach_and_wake(dpdb, session, program_)
 
 
 def test_a_pause_of_an_idle_asyncio_loop_lands_in_the_coroutine(dpdb, waiting):

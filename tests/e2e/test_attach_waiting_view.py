@@ -8,7 +8,8 @@ import re
 import pytest
 
 from conftest import PROMPT, finish
-from test_attach_waiting import detach, pause_notice, waiting  # noqa: F401  (a fixture)
+from test_attach_waiting import (  # noqa: F401  (waiting: a fixture)
+    continue_detach_and_wake, detach, pause_notice, waiting)
 
 # The line the main thread waits on, shown where the view opens: the lambda of waiting.py's mode.
 WAITING_LINE = r"waiting\.py\(\d+\)<lambda>\(\)\r\n-> return lambda: [^\r\n]*# waits here"
@@ -55,14 +56,7 @@ def test_the_frames_of_a_waiting_main_thread_are_read_at_once_then_its_stop_take
     session.expect(PROMPT)
     # Now in the main thread itself.
     command(session, "p __import__('threading').current_thread().name", "'MainThread'")
-    session.sendline("c")
-    finish(session)
-    program_.expect("woken")
-
-    detach(dpdb, program_.pid)
-    program_.wake()
-    program_.expect("woken")
-    program_.terminate()
+    continue_detach_and_wake(dpdb, session, program_)
 
 
 @pytest.mark.parametrize("leave", ["c", "q"])
