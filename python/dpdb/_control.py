@@ -13,7 +13,7 @@ import threading
 import traceback
 
 from dpdb import (_agent, _console, _debugger, _identity, _on_import, _pause, _program_output,
-                  frameworks)
+                  _waiting_view, frameworks)
 from dpdb._global_breaks import GlobalBreakpoints
 
 # How often pending breakpoints are looked for again, besides when their file's code appears:
@@ -166,7 +166,10 @@ class _Control:
         return self.debugger
 
     def pause(self, all_threads, view):
-        _pause.ask(self.holder(), all_threads, view)
+        debugger = self.holder()
+        for ident, frame in _pause.ask(debugger, all_threads):
+            if view:  # one that waits in C code gets its session at once, over its frames
+                _waiting_view.watch(debugger, ident, frame)
 
 
 def _gil_role(gil, holder, ident, native_id):

@@ -19,15 +19,16 @@ _announce = set()
 _debugged = True
 
 
-def ask(debugger, all_threads, view=False):
+def ask(debugger, all_threads):
     """Stop the main thread (or every thread but dpdb's own) at its next line, through the
-    breakpoints of `debugger`; with `view`, one that waits in C code gets its session at once,
-    over its frames as it waits (_waiting_view)."""
+    breakpoints of `debugger`. Returns the (ident, innermost frame) of each thread asked: one
+    that waits in C code can be shown at once (_waiting_view)."""
     frames = sys._current_frames()
     me = threading.get_ident()
     # dpdb's own threads run on (among them the one that keeps supervisors content).
     threads = [t for t in threading.enumerate() if not t.name.startswith("dpdb-")]
     wanted = [t.ident for t in threads] if all_threads else [threading.main_thread().ident]
+    asked = []
     for ident in wanted:
         frame = frames.get(ident)
         if ident == me or frame is None:
@@ -39,10 +40,8 @@ def ask(debugger, all_threads, view=False):
             for line in _lines_of(code):
                 if debugger.set_break(code.co_filename, line, cond=condition) is None:
                     numbers.append(debugger.get_breaks(code.co_filename, line)[-1].number)
-        if view:
-            from dpdb import _waiting_view
-
-            _waiting_view.watch(debugger, ident, frame)
+        asked.append((ident, frame))
+    return asked
 
 
 def _codes_to_stop_in(frame):

@@ -14,7 +14,7 @@ STAGES = (
     {"__init__", "_bootstrap", "_attach", "_ctrl_c"},  # start-up
     {"_process"},                           # the link
     {"_control"},                           # the control thread
-    {"_debugger"},                          # pdb, driven through the hub
+    {"_debugger", "_waiting_view"},         # pdb, driven through the hub
     {"_console"},                           # a paused thread's stdin and stdout
 )
 CHAIN = set().union(*STAGES)
