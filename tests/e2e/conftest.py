@@ -64,6 +64,11 @@ class Session:
         self.env.pop("PYTHONBREAKPOINT", None)
         # Bytecode writing on, as users have it: what a run leaves behind must show here.
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # Under `pytest -n`, a program this suite starts would inherit xdist's worker name and
+        # rightly be named after it ("gw1"); the programs here are not xdist workers.
+        for xdist_variable in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                               "PYTEST_XDIST_TESTRUNUID"):
+            self.env.pop(xdist_variable, None)
         self.env.update({
             "XDG_RUNTIME_DIR": os.path.join(root, "run"),
             "HOME": os.path.join(root, "home"),
