@@ -87,13 +87,6 @@ int web_command(const std::string& hub, const std::string& listen, bool tls) {
                      address.to_string().c_str());
         return 2;
     }
-    // Plain HTTP only where no one else can listen in: loopback.
-    std::optional<wire::CertificateFiles> certificate;
-    if (tls || !address.is_loopback()) {
-        const auto state = default_state_dir();
-        make_private_dir(state);
-        certificate = own_certificate(state, "web-tls", "dpdb web");
-    }
     const auto targets = locate_hubs(hub);
     if (targets.size() > 1) {
         throw std::runtime_error(
@@ -101,6 +94,14 @@ int web_command(const std::string& hub, const std::string& listen, bool tls) {
     }
     wire::Channel channel;
     connect_client(channel, targets.front());
+    // Plain HTTP only where no one else can listen in: loopback. The certificate is made once
+    // there is a job to show, so a mistyped hub leaves none behind.
+    std::optional<wire::CertificateFiles> certificate;
+    if (tls || !address.is_loopback()) {
+        const auto state = default_state_dir();
+        make_private_dir(state);
+        certificate = own_certificate(state, "web-tls", "dpdb web");
+    }
     channel.send(wire::make("subscribe"));
     channel.send(wire::make("list", {{"id", kListingId}}));
 
