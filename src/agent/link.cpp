@@ -19,6 +19,7 @@
 
 #include "agent/faults.hpp"
 #include "agent/gil_state.hpp"
+#include "agent/log_queue.hpp"
 #include "agent/own_threads.hpp"
 #include "common/runtime_dir.hpp"
 #include "wire/openssl_lock.hpp"
@@ -297,7 +298,15 @@ void Link::send_exit(int status) noexcept {
     const auto channel = channel_;
     lock.unlock();
     try {
-        channel->try_send(wire::make("exiting", {{"status", status}}));
+        wire::Json fields = {{"status", status}};
+        // Logpoint messages the end's flush could not send: the hub tells them in `dpdb logs`.
+        const auto unsent = log_unsent_at_end();
+        if (unsent > 0) fields["unsent"] = unsent;
+        const auto exiting = wire::make("exiting", std::move(fields));
+        // The logs' sender may still be writing its last batch to a slow hub: a count is worth
+        // waiting a little longer for its end.
+        for (int attempt = 0; !channel->try_send(exiting) && unsent > 0 && attempt < 5; ++attempt) {
+        }
     } catch (const std::exception&) {
         // Nothing may escape from an exit handler; the hub then records a silent end.
     }

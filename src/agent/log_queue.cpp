@@ -24,6 +24,8 @@ namespace {
 constexpr std::size_t kBatch = 500;  // lines a `log_lines` carries at most (well under a frame)
 constexpr auto kGather = std::chrono::milliseconds(50);  // a woken sender lets a batch gather
 constexpr auto kConnectTick = std::chrono::seconds(1);
+// Past the end's bound, how long the sender's batch under way may take to finish.
+constexpr auto kLastBatchWait = std::chrono::milliseconds(200);
 
 // The queue: pushed with the GIL held, taken by the sender without it. A fork handler holds the
 // lock across fork(), so that a child never inherits it locked.
@@ -95,9 +97,14 @@ bool send_batch(const std::vector<std::string>& lines) {
     return Link::instance().send_process("log_lines", fields);
 }
 
-// Sends until the queue is empty. Called with the send lock held.
+// Set once the end's flush is past its bound: the sender stops after its batch under way, so that
+// what is counted as not sent (tell_unsent_at_end) is what stays unsent.
+std::atomic<bool> g_ended{false};
+
+// Sends until the queue is empty, or the end's bound has passed. Called with the send lock held.
 void send_queued() {
-    for (auto batch = take_batch(); !batch.lines.empty(); batch = take_batch()) {
+    for (auto batch = take_batch(); !batch.lines.empty();
+         batch = g_ended ? Batch{} : take_batch()) {
         bool sent = false;
         try {
             sent = send_batch(batch.lines);
@@ -113,7 +120,9 @@ void send_queued() {
 
 // What is left unsent as the process ends: one line on stderr, the only place left to say it;
 // once, however many ways the end comes (os._exit's flush, then a SIGTERM's).
+// The count is also kept for the `exiting` message, which tells the hub (agent/link.cpp).
 std::atomic<bool> g_unsent_told{false};
+std::atomic<std::uint64_t> g_unsent_at_end{0};
 
 void tell_unsent_at_end() {
     if (g_unsent_told) return;
@@ -123,6 +132,7 @@ void tell_unsent_at_end() {
         unsent += queue().lines.size();
     }
     if (unsent == 0 || g_unsent_told.exchange(true)) return;
+    g_unsent_at_end = unsent;
     char line[160];
     const int n = std::snprintf(line, sizeof(line),
                                 "dpdb: pid %d ended with %llu logpoint message%s not sent: the "
@@ -177,6 +187,8 @@ void after_fork_in_child() {
     log_take_drops();
     g_unsent = 0;
     g_unsent_told = false;
+    g_unsent_at_end = 0;
+    g_ended = false;
     new (&q.wake) std::condition_variable();
     new (&q.send_mutex) std::timed_mutex();
     q.mutex.unlock();
@@ -217,14 +229,23 @@ void log_queue_wake() {
 
 void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect_wait) {
     std::unique_lock<std::timed_mutex> sending(queue().send_mutex, std::defer_lock);
-    if (!sending.try_lock_for(wait)) return tell_unsent_at_end();
+    if (!sending.try_lock_for(wait)) {
+        // The sender is still at it (a slow hub, a long queue): it stops after its batch, which
+        // is sent or counted as not sent, and then what stays is counted.
+        g_ended = true;
+        if (!sending.try_lock_for(kLastBatchWait)) return tell_unsent_at_end();
+    }
     {
         std::lock_guard<std::mutex> lock(queue().mutex);
         if (queue().lines.empty() && log_drops_pending() == 0 && g_unsent == 0) return;
     }
     Link& link = Link::instance();
-    if (link.connected() || link.wait_connected(connect_wait)) send_queued();
+    if (!g_ended && (link.connected() || link.wait_connected(connect_wait))) send_queued();
     tell_unsent_at_end();
+}
+
+std::uint64_t log_unsent_at_end() {
+    return g_unsent_at_end;
 }
 
 }  // namespace dpdb::agent

@@ -30,4 +30,8 @@ void log_queue_wake();
 // thread while the crashing thread waits.
 void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect_wait);
 
+// How many messages the end's flush left unsent (0 if none, or before the end): the `exiting`
+// message carries it, so that the hub can say so in `dpdb logs`.
+std::uint64_t log_unsent_at_end();
+
 }  // namespace dpdb::agent

@@ -1,3 +1,5 @@
+#include <chrono>
+
 #include "hub/hub_impl.hpp"
 #include "hub/logs.hpp"
 #include "wire/contents.hpp"
@@ -42,6 +44,15 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     if (type == "program_output") return program_output_arrived(*process, message);
     if (type == "exiting") {
         process->ending = {{"status", message.num("status")}};
+        if (message.has("unsent") && message.num("unsent") > 0) {
+            const double now =
+                std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+            auto lines =
+                wire::Json::array({unsent_at_end_line(message.num("unsent"), now, process->info)});
+            store_.add_logs(lines);
+            publish("log", std::move(lines[0]));
+        }
         return;
     }
     if (type == "exec") {

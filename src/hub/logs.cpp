@@ -47,13 +47,22 @@ wire::Json stamp_log_lines(const wire::Json& lines, const wire::Json& process) {
         const auto thread = line.value("thread", wire::Json());
         entry["thread"] =
             thread.is_string() ? cut_text(thread.get<std::string>(), kMaxThreadBytes) : "?";
-        for (const char* number : {"tid", "bp", "dropped"}) {
+        for (const char* number : {"tid", "bp", "dropped", "unsent"}) {
             const auto value = line.value(number, wire::Json());
             if (value.is_number_integer()) entry[number] = value;
         }
         stamped.push_back(std::move(entry));
     }
     return stamped;
+}
+
+wire::Json unsent_at_end_line(std::int64_t unsent, double time, const wire::Json& process) {
+    const std::string text = "ended with " + std::to_string(unsent) + " logpoint message" +
+                             (unsent == 1 ? "" : "s") + " not sent";
+    return stamp_log_lines(
+        wire::Json::array(
+            {{{"time", time}, {"thread", "dpdb"}, {"tid", 0}, {"unsent", unsent}, {"text", text}}}),
+        process)[0];
 }
 
 std::vector<wire::Json> log_pages(wire::Json messages) {

@@ -52,7 +52,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // The answer to a stacks request: every thread's Python stack, without pausing any.
         {"stacks_reply", {{"req", Kind::Int}, {"stacks", Kind::Object}}},
         // The process is ending: exit status, or the fatal signal and its threads' stacks.
-        {"exiting", {{"status", Kind::Int}}},
+        // "unsent": logpoint messages its end could not send (an agent of an earlier release,
+        // or one that sent them all, sends none).
+        {"exiting", {{"status", Kind::Int}, {"unsent", Kind::Int, false}}},
         {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
         // The process is about to exec another program (its connection then closes).
         {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},

@@ -52,4 +52,16 @@ TEST(HubLogs, LongTextIsCutOnACharacterBoundary) {
     EXPECT_EQ(cut, std::string(4095, 'a') + "…");
 }
 
+TEST(HubLogs, AnEndWithMessagesNotSentIsALineOfTheProcesssLog) {
+    const auto line = dpdb::hub::unsent_at_end_line(120, 2.5, kProcess);
+    EXPECT_EQ(line["text"], "ended with 120 logpoint messages not sent");
+    EXPECT_EQ(line["unsent"], 120);
+    EXPECT_EQ(line["pid"], 42);
+    EXPECT_EQ(line["host"], "node1");
+    EXPECT_EQ(line["thread"], "dpdb");
+    EXPECT_EQ(line["time"], 2.5);
+    EXPECT_EQ(dpdb::hub::unsent_at_end_line(1, 2.5, kProcess)["text"],
+              "ended with 1 logpoint message not sent");
+}
+
 }  // namespace
