@@ -460,8 +460,9 @@ int log_command(const std::string& hub, long long pid) {
 }
 
 int pause_command(const std::string& hub, long long pid, bool all_threads) {
-    return report(
-        ask(single_hub(hub), "pause_process", {{"pid", pid}, {"all_threads", all_threads}}));
+    // A thread that waits in C code gets its session at once, over its frames as it waits.
+    return report(ask(single_hub(hub), "pause_process",
+                      {{"pid", pid}, {"all_threads", all_threads}, {"view", true}}));
 }
 
 int detach_process_command(const std::string& hub, long long pid) {

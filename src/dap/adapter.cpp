@@ -248,8 +248,9 @@ void Adapter::pause(const Json& request) {
     const auto it = threads_.find(id);
     if (it == threads_.end()) throw RequestError("no thread " + std::to_string(id));
     if (it->second.stopped) return respond(request);
-    ask("pause_process", {{"pid", it->second.pid}, {"all_threads", false}}, request, 0,
-        [this, request](auto& m) {
+    // A main thread that waits in C code stops at once, its frames shown as it waits.
+    ask("pause_process", {{"pid", it->second.pid}, {"all_threads", false}, {"view", true}}, request,
+        0, [this, request](auto& m) {
             if (m["ok"].template get<bool>()) return respond(request);
             fail(request, m.str("message"));
         });
