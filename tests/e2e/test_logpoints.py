@@ -376,3 +376,51 @@ def test_messages_a_process_could_not_send_are_counted(dpdb):
     run.expect(r"dpdb: pid \d+ ended with 10 logpoint messages not sent: the hub was not "
                r"reached in time")
     finish(run)
+
+
+def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent(dpdb):
+    # The hub is stopped (SIGSTOP) while the process makes 20,000 messages of 4 KB: the sender
+    # blocks writing its first batch, the end's wait runs out, and the process says on stderr
+    # how many it could not send. The hub, let go on again, reads that batch and then the
+    # `exiting` message with the same count, which `dpdb logs` shows as a line of that process.
+    hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
+    script = os.path.join(dpdb.root, "slow_hub.py")
+    with open(script, "w") as f:
+        f.write("import sys\n"
+                "text = 'x' * 4000\n"
+                "def note(i):\n"
+                "    return i  # the noted line\n"
+                "print('slow hub ready', flush=True)\n"
+                "sys.stdin.readline()\n"
+                "for i in range(20000):\n"
+                "    note(i)\n"
+                "print('all made', flush=True)\n")
+    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
+    run.expect("slow hub ready")
+    added = dpdb.run("dpdb", "break", "slow_hub.py:4", "--log", "{i} {text}", env=hub.env)
+    assert "armed in 1 process" in added.stdout, added.stdout
+    hub.child.kill(signal.SIGSTOP)
+    try:
+        run.sendline("")
+        run.expect("all made")
+        run.expect(r"dpdb: pid (\d+) ended with (\d+) logpoint messages not sent", timeout=60)
+    finally:
+        hub.child.kill(signal.SIGCONT)
+    pid, unsent = int(run.match.group(1)), int(run.match.group(2))
+    finish(run)
+    told = []
+
+    def the_end_is_told():
+        told[:] = [m for m in logs(dpdb, env=hub.env) if "unsent" in m]
+        return told
+
+    wait_until(the_end_is_told, "the process's end told in dpdb logs")
+    assert [(m["pid"], m["unsent"]) for m in told] == [(pid, unsent)], told
+    kept = logs(dpdb, env=hub.env)
+    made = [int(m["text"].split()[0]) for m in kept if "dropped" not in m and "unsent" not in m]
+    assert made == list(range(len(made))), made[:10]
+    # Every message is kept, counted among the dropped, or counted as not sent.
+    assert len(made) + sum(m.get("dropped", 0) for m in kept) + unsent == 20000, kept[-3:]
+    shown = dpdb.run("dpdb", "logs", env=hub.env).stdout
+    assert re.search(r"pid %d dpdb: ended with %d logpoint messages not sent\n" % (pid, unsent),
+                     shown), shown[-500:]
