@@ -167,7 +167,11 @@ bool Console::finished() const {
 }
 
 int Console::run() {
-    channel_.send(wire::make("subscribe"));
+    // Only this run's events when following a run: the hub would otherwise send every console
+    // of a job of N `dpdb run`s every process's events.
+    channel_.send(options_.follow == Follow::Run && !options_.run_id.empty()
+                      ? wire::make("subscribe", {{"run", options_.run_id}})
+                      : wire::make("subscribe"));
     // Only the sessions: a job of 10,000 processes would send every process's description. They
     // may come in pages (hub/pages.hpp), every one but the last marked "more".
     channel_.send(wire::make("list", {{"id", 1}, {"sessions_only", true}}));

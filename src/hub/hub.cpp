@@ -193,6 +193,7 @@ void HubImpl::on_close(const ConnectionPtr& peer, const std::string& reason) {
     }
     subscribers_.erase(std::remove(subscribers_.begin(), subscribers_.end(), peer->id()),
                        subscribers_.end());
+    subscriber_runs_.erase(peer->id());
     unwatch_program_output(peer->id());
     if (peer->role == Role::Agent) {
         const Process* process = registry_.process(peer->id());
@@ -229,7 +230,7 @@ void HubImpl::forget_process(std::uint64_t connection, const std::string& reason
         for (const char* key : {"status", "signal"}) {
             if (record.contains(key)) ended[key] = record[key];
         }
-        publish("process_exit", std::move(ended));
+        publish("process_exit", std::move(ended), gone->info.value("run", std::string()));
         stacks_requests_.agent_gone(connection, pid);
         finish_stacks_requests();
         answer_orders(connection, "", " ended before it carried out the order", false);
@@ -242,10 +243,19 @@ ConnectionPtr HubImpl::connection(std::uint64_t id) const {
     return it == connections_.end() ? nullptr : it->second;
 }
 
-void HubImpl::publish(const std::string& kind, Json data) {
-    const auto event = make("event", {{"kind", kind}, {"data", std::move(data)}});
+void HubImpl::publish(const std::string& kind, Json data, const std::string& run) {
+    const auto in_data = data.find("run");
+    const std::string of_run = !run.empty() ? run
+                               : in_data != data.end() && in_data->is_string()
+                                   ? in_data->get<std::string>()
+                                   : std::string();
+    const auto event = wire::encode(make("event", {{"kind", kind}, {"data", std::move(data)}}));
     for (auto id : subscribers_) {
-        if (auto subscriber = connection(id)) subscriber->send(event);
+        const auto scope = subscriber_runs_.find(id);
+        if (scope != subscriber_runs_.end() && !of_run.empty() && scope->second != of_run) {
+            continue;
+        }
+        if (auto subscriber = connection(id)) subscriber->send_encoded(event, "event");
     }
 }
 

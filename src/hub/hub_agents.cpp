@@ -142,13 +142,15 @@ void HubImpl::hold_while_congested(const ConnectionPtr& agent, const ConnectionP
 
 void HubImpl::close_session(Session& session, const std::string& reason) {
     const auto id = session.id;
+    const Process* process = registry_.process(session.agent);
+    const std::string run = process != nullptr ? process->info.value("run", std::string()) : "";
     if (auto client = connection(session.client)) {
         client->send(make("detached", {{"sid", id}, {"reason", reason}}));
     }
     registry_.close_session(id);
     if (!stopping_) store_.forget_session(id);
     kept_input_.erase(id);
-    publish("session_close", {{"sid", id}, {"reason", reason}});
+    publish("session_close", {{"sid", id}, {"reason", reason}}, run);
 }
 
 void HubImpl::logs_arrived(const Process& process, const Message& message) {

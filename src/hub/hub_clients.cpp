@@ -24,6 +24,8 @@ void HubImpl::from_client(const ConnectionPtr& client, const Message& message) {
             subscribers_.end()) {
             subscribers_.push_back(client->id());
         }
+        const auto run = message.body.value("run", std::string());
+        if (!run.empty()) subscriber_runs_[client->id()] = run;
         if (message.body.value("program_output", false)) watch_program_output(client);
         return;
     }

@@ -171,7 +171,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     ConnectionPtr connection(std::uint64_t id) const;
 
-    void publish(const std::string& kind, Json data);
+    // To every subscriber, encoded once; a subscriber scoped to a run (`dpdb run`'s console)
+    // hears only of that run's processes and of what belongs to none. `run` names the event's
+    // run where its data does not.
+    void publish(const std::string& kind, Json data, const std::string& run = "");
 
     static constexpr auto kLivenessTick = std::chrono::seconds(1);
     static constexpr std::uint64_t kHeartbeatTicks =
@@ -204,6 +207,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     Store store_;
     std::unordered_map<std::uint64_t, ConnectionPtr> connections_;
     std::vector<std::uint64_t> subscribers_;
+    // Subscribers that asked for one run's events only: with a job of N `dpdb run`s each
+    // hearing every event, N processes pausing made N * N events.
+    std::unordered_map<std::uint64_t, std::string> subscriber_runs_;
     std::vector<std::uint64_t> output_watchers_;  // subscribed with program_output: true
     StacksRequests stacks_requests_;
     std::uint64_t next_connection_id_ = 1;

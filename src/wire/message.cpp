@@ -114,8 +114,9 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
         // Answered by one "summary": the job grouped by host, tags and state (hub/summary.hpp).
         {"summarize", {{"id", Kind::Int}}},
-        // Every event; with program_output, the programs' output as events too.
-        {"subscribe", {{"program_output", Kind::Bool, false}}},
+        // Every event; with program_output, the programs' output as events too; with run, only
+        // the events of that run's processes and of none (`dpdb run`'s console).
+        {"subscribe", {{"program_output", Kind::Bool, false}, {"run", Kind::String, false}}},
         // Requests answered by a "result" with the same id.
         // With "log", a logpoint: the message is sent instead of stopping; "ignore": the hits
         // passed before it stops.
