@@ -37,6 +37,16 @@ PRESSED = (b"dpdb: pausing at the program's next line (Ctrl-C again within 2 s g
 _last_press = None
 
 
+# True while a SIGINT sent by `interrupt` (_interrupting) is on its way: it is the program's.
+_to_the_program = False
+
+
+def to_the_program_once():
+    """The next SIGINT goes to the program as it would without dpdb."""
+    global _to_the_program
+    _to_the_program = True
+
+
 # Set by Django's autoreloader in the environment of the child that serves.
 _DJANGO_RELOADER_CHILD = ("RUN_MAIN", "true")
 
@@ -79,7 +89,10 @@ def _in_django_reloader(frame):
 def _pause(signum, frame):
     # Nothing here may import or call into code outside dpdb's: a first Ctrl-C's pause, armed
     # already, would stop in it.
-    global _last_press
+    global _last_press, _to_the_program
+    if _to_the_program:  # `interrupt` in the view of the waiting main thread
+        _to_the_program = False
+        signal.default_int_handler(signum, frame)
     if _console.in_a_session() or _in_django_reloader(frame):
         # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or comes
         # back to a session the user detached from). Or the child Django's reloader waits for
@@ -115,3 +128,4 @@ def _pause(signum, frame):
 
 # What `q` adds to its notice in a process whose Ctrl-C this handler has.
 _pause.after_quit = " (Ctrl-C in its terminal now goes to it)"
+_pause.to_the_program_once = to_the_program_once

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from dpdb import _agent, _console, _debugger, _pause
+from dpdb import _agent, _console, _debugger, _interrupting, _pause
 
 # How long a thread asked to pause may run no Python line before it is taken for one that waits
 # in C: every line of its frames is armed, so a thread that runs Python has stopped by then.
@@ -92,9 +92,10 @@ class _View(_debugger.Debugger):
         self.console.open(self._stop_info(frame, None, "waiting", self.shown))
         self.message("Paused by dpdb while %s waits in C code, at the line below: its frames "
                      "can be read now (where, up, down, p, pp, list, display). It stops at its "
-                     "next Python line when the wait ends; 'c' leaves it waiting and running "
-                     "on." % ("the main thread" if self.shown is threading.main_thread()
-                              else "thread %s" % self.shown.name))
+                     "next Python line when the wait ends; 'interrupt' ends the wait now%s; 'c' "
+                     "leaves it waiting and running on." % (
+                         "the main thread" if self.shown is threading.main_thread()
+                         else "thread %s" % self.shown.name, _interrupting.how(self.shown)))
         self.botframe = None  # the whole stack, down to the thread's first frame
         try:
             # pdb's interaction, not Debugger's: that one holds signals and framework state for
@@ -151,6 +152,22 @@ class _View(_debugger.Debugger):
         self.message("dpdb: no longer debugging this process; it runs on, waiting as it was")
         self.console.close("quit: the process runs on without the debugger")
         return 1
+
+    def do_interrupt(self, arg):
+        """interrupt
+        In a view of a thread that waits in C code: end the wait now, as Ctrl-C would. The
+        main thread gets SIGINT: its call returns early and the program's own SIGINT handler
+        runs (KeyboardInterrupt by default), then the thread stops at its next Python line,
+        in this session. Another thread's wait cannot be ended so.
+        """
+        why_not = _interrupting.why_not(self.shown)
+        if why_not:
+            self.error("The wait cannot be ended from here: %s." % why_not)
+            return None
+        _interrupting.interrupt_main_thread()
+        self.message("SIGINT sent to the main thread: its wait ends and the program's handler "
+                     "runs.")
+        return self._wait_for_the_thread()
 
     def do_debug(self, arg):
         """debug code

@@ -4,12 +4,14 @@ comes at once, over the frames of the thread as it waits, read by a thread of dp
 line then continues the same session; `c` and `q` leave the thread waiting, with nothing armed."""
 
 import re
+import signal
 
+import pexpect
 import pytest
 
-from conftest import PROMPT, finish
+from conftest import PROMPT, TIMEOUT, finish
 from test_attach_waiting import (  # noqa: F401  (waiting: a fixture)
-    continue_detach_and_wake, detach, pause_notice, waiting)
+    WAITING, attach_no_pause, continue_detach_and_wake, detach, pause_notice, waiting)
 
 # The line the main thread waits on, shown where the view opens: the lambda of waiting.py's mode.
 WAITING_LINE = r"waiting\.py\(\d+\)<lambda>\(\)\r\n-> return lambda: [^\r\n]*# waits here"
@@ -88,3 +90,81 @@ def test_ctrl_c_while_a_step_waits_comes_back_to_the_view(dpdb, waiting):
     program_.wake()
     program_.expect("woken")
     program_.terminate()
+
+
+def test_dpdb_pause_all_threads_of_a_pool_shows_each_waiting_thread_at_once(dpdb, waiting):
+    program_ = waiting("pool")
+    attach_no_pause(dpdb, program_.pid)
+    paused = dpdb.run("dpdb", "pause", "--all-threads", str(program_.pid))
+    assert paused.returncode == 0, paused.stderr
+    # Every thread waits (the main thread and its 4 workers): each is a session while it waits.
+    names = {"MainThread"} | {"worker-%d" % number for number in range(4)}
+    listing = dpdb.wait_ls(lambda listing: {s["thread"] for s in listing["sessions"]} == names)
+    assert {s["reason"] for s in listing["sessions"]} == {"waiting"}, listing["sessions"]
+    # Let go: nothing stays armed, the main thread's next wait ends with no stop.
+    detach(dpdb, program_.pid)
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
+@pytest.mark.parametrize("mode", ["sleep", "recv"])
+def test_interrupt_ends_the_main_threads_wait_through_the_programs_sigint_handler(
+        dpdb, waiting, mode):
+    program_ = waiting(mode)
+    session = open_view(dpdb, program_, mode)
+    session.sendline("interrupt")
+    session.expect("SIGINT sent to the main thread")
+    # The program's handler (Python's default) raised in the waiting call: the thread stops at
+    # its next line, the except clause that does not take a KeyboardInterrupt.
+    session.expect("The wait ended: paused by dpdb at the thread's next line")
+    session.expect(r"waiting\.py\(\d+\)<module>\(\)\r\n-> except Woken:")
+    session.expect(PROMPT)
+    command(session, "p __import__('sys').exc_info()[0].__name__", "'KeyboardInterrupt'")
+    session.sendline("c")
+    finish(session)
+    # Uncaught, it ends the program as Ctrl-C would have: by SIGINT.
+    assert program_.process.wait(timeout=TIMEOUT) == -signal.SIGINT
+
+
+def test_interrupt_in_the_view_of_a_worker_thread_says_why_it_cannot_end_its_wait(
+        dpdb, waiting):
+    program_ = waiting("pool")
+    attach_no_pause(dpdb, program_.pid)
+    paused = dpdb.run("dpdb", "pause", "--all-threads", str(program_.pid))
+    assert paused.returncode == 0, paused.stderr
+    listing = dpdb.wait_ls(lambda listing: any(s["thread"] == "worker-0"
+                                               for s in listing["sessions"]))
+    (worker,) = [s for s in listing["sessions"] if s["thread"] == "worker-0"]
+    session = dpdb.spawn("dpdb", "attach", str(worker["sid"]))
+    session.expect("Paused by dpdb while thread worker-0 waits in C code")
+    session.expect("'interrupt' ends the wait now where it can, not here: only the main thread "
+                   "takes signals")
+    session.expect(PROMPT)
+    command(session, "interrupt", "The wait cannot be ended from here: only the main thread "
+            "takes signals, and worker-0 is another")
+    command(session, "where", r"-> waiter\.acquire\(\)")
+    session.sendline("q")
+    finish(session)
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
+def test_interrupt_under_dpdb_run_reaches_the_programs_handler_not_dpdbs_ctrl_c(dpdb):
+    # Under dpdb run, dpdb's Ctrl-C pause has the program's SIGINT: interrupt's goes past it.
+    child = dpdb.spawn("dpdb", "run", WAITING, "sleep")
+    child.expect(r"ready (\d+)")
+    pid = int(child.match.group(1))
+    paused = dpdb.run("dpdb", "pause", str(pid))
+    assert paused.returncode == 0, paused.stderr
+    child.expect("Paused by dpdb while the main thread waits in C code")
+    child.expect(PROMPT)
+    child.sendline("interrupt")
+    child.expect("The wait ended: paused by dpdb at the thread's next line")
+    child.expect(r"-> except Woken:")
+    child.expect(PROMPT)
+    command(child, "p __import__('sys').exc_info()[0].__name__", "'KeyboardInterrupt'")
+    child.sendline("c")
+    child.expect("KeyboardInterrupt")
+    child.expect(pexpect.EOF)
