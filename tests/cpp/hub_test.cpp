@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -166,6 +167,55 @@ TEST_F(HubTest, SubscribingTwiceDoesNotDuplicateEvents) {
     ASSERT_TRUE(wait_for_event(*watcher, "process_start").has_value());
     EXPECT_FALSE(wait_for_event(*watcher, "process_start", kQuietMs).has_value())
         << "the same event arrived twice";
+}
+
+// dpdb run's console: it hears its own run's processes only (and those of no run), so that a job
+// of N runs pausing is not N * N events.
+TEST_F(HubTest, ASubscriberScopedToARunHearsOnlyThatRunsEvents) {
+    auto watcher = connect_client();
+    ASSERT_TRUE(watcher->send(make("subscribe", {{"run", "11"}})));
+    ASSERT_TRUE(list(*watcher).has_value());  // the subscription has been taken
+    // Another client, unsubscribed, sees when the hub has handled the other run's message: an
+    // event of it, had it been published, would have been queued to the watcher by then, before
+    // the watcher's own run's.
+    auto observer = connect_client();
+    const auto until_listed = [&](const std::function<bool(const Json&)>& done) {
+        for (int attempt = 0; attempt < 1000; ++attempt) {
+            if (done(listing_of(*observer))) return true;
+        }
+        return false;
+    };
+    auto proc_other = test_proc(22);
+    proc_other["run"] = "22";
+    auto other = connect_agent(proc_other);
+    auto proc_mine = test_proc(11);
+    proc_mine["run"] = "11";
+    auto mine = connect_agent(proc_mine);
+    const auto started = wait_for_event(*watcher, "process_start");
+    ASSERT_TRUE(started.has_value());
+    EXPECT_EQ((*started)["data"]["pid"], 11);
+
+    const Json info = {{"thread", "MainThread"}, {"function", "f"}, {"line", 3}};
+    ASSERT_TRUE(other->send(make("session_open", {{"sid", 1}, {"info", info}})));
+    ASSERT_TRUE(until_listed([](const Json& l) { return l["sessions"].size() == 1; }));
+    ASSERT_TRUE(mine->send(make("session_open", {{"sid", 1}, {"info", info}})));
+    const auto opened = wait_for_event(*watcher, "session_open");
+    ASSERT_TRUE(opened.has_value());
+    EXPECT_EQ((*opened)["data"]["pid"], 11);
+
+    // Closes and exits name no run in their data: the hub knows whose they are.
+    ASSERT_TRUE(other->send(make("session_close", {{"sid", 1}, {"reason", "continued"}})));
+    ASSERT_TRUE(until_listed([](const Json& l) { return l["sessions"].size() == 1; }));
+    ASSERT_TRUE(mine->send(make("session_close", {{"sid", 1}, {"reason", "continued"}})));
+    const auto closed = wait_for_event(*watcher, "session_close");
+    ASSERT_TRUE(closed.has_value());
+    EXPECT_EQ((*closed)["data"]["sid"], (*opened)["data"]["sid"]);
+    other.reset();
+    ASSERT_TRUE(until_listed([](const Json& l) { return l["processes"].size() == 1; }));
+    mine.reset();
+    const auto exited = wait_for_event(*watcher, "process_exit");
+    ASSERT_TRUE(exited.has_value());
+    EXPECT_EQ((*exited)["data"]["pid"], 11);
 }
 
 TEST_F(HubTest, AttachRoutesTheConsoleBothWays) {
