@@ -76,6 +76,17 @@ ConditionLine* breakpoints_at(PyObject* code, CodeInfo* info, int line) {
     return at;
 }
 
+// Whether the breakpoint's dict holds the objects effective() reads (enabled, funcname, cond,
+// dpdb_log) as snapped.
+bool same_objects(const BreakpointSnapshot* snap) {
+    for (int i = 0; i < BreakpointSnapshot::kSeen; ++i) {
+        PyObject* now = PyDict_GetItemWithError(snap->dict, g_seen_names[i]);
+        if (!now && PyErr_Occurred()) PyErr_Clear();
+        if (now != snap->seen[i]) return false;
+    }
+    return true;
+}
+
 #if PY_VERSION_HEX < 0x030E0000
 // The version tag CPython gives a dict at every change (PEP 509; deprecated in 3.12, kept there
 // and in 3.13): it covers every field, hits included. 3.13 changes no tag where an instance's
@@ -99,12 +110,7 @@ std::uint64_t dict_version(PyObject*) {
     return 0;
 }
 bool unchanged(const BreakpointSnapshot* snap) {
-    for (int i = 0; i < BreakpointSnapshot::kSeen; ++i) {
-        PyObject* now = PyDict_GetItemWithError(snap->dict, g_seen_names[i]);
-        if (!now && PyErr_Occurred()) PyErr_Clear();
-        if (now != snap->seen[i]) return false;
-    }
-    return true;
+    return same_objects(snap);
 }
 #endif
 
@@ -310,16 +316,35 @@ struct Fields {
 
 enum class Answer { kBdb, kNoStop, kStop };
 
+// Where a line runs in two code objects (a function and its generator expression), each holds a
+// snapshot of the breakpoint, and each one's hits written back change the dict's version under
+// the other's. A snapshot whose dict still holds the objects effective() reads stays current, its
+// hits read again.
+bool follow_hits(BreakpointSnapshot& snap, PyObject* list, Py_ssize_t i) {
+    if (!kVersionTags || !snap.valid || snap.bp != PyList_GET_ITEM(list, i) || !same_objects(&snap))
+        return false;
+    PyObject* hits = PyDict_GetItemWithError(snap.dict, g_names.hits);
+    if (!hits || !PyLong_CheckExact(hits)) {
+        if (PyErr_Occurred()) PyErr_Clear();
+        return false;
+    }
+    Py_SETREF(snap.hits, new_ref(hits));
+    snap.version = dict_version(snap.dict);
+    return true;
+}
+
 // The common hit, with no Python code run and no attribute written: every breakpoint of the line
-// unchanged since its snapshot, each enabled one with a condition answered in C and false there.
-// Its hits are counted in C (effective() counts every enabled breakpoint when none stops).
+// unchanged since its snapshot (but for hits: follow_hits), each enabled one with a condition
+// answered in C and false there. Its hits are counted in C (effective() counts every enabled
+// breakpoint when none stops).
 bool all_false_in_c(const FrameView& view, ConditionLine& at) {
     const Py_ssize_t n = PyList_GET_SIZE(at.list);
     if (n > static_cast<Py_ssize_t>(at.snapshots.size())) return false;
     bool any = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         BreakpointSnapshot& snap = at.snapshots[i];
-        if (!current(&snap, PyList_GET_ITEM(at.list, i))) return false;
+        if (!current(&snap, PyList_GET_ITEM(at.list, i)) && !follow_hits(snap, at.list, i))
+            return false;
         if (!snap.enabled) continue;
         if (snap.by_function || !snap.has_cond || !snap.slots) return false;
         if (fast_truth_in(view, *snap.slots) != 0) return false;
