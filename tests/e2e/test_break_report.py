@@ -2,6 +2,7 @@
 many processes, pending where its file is not loaded, and which processes have not answered
 within its bound (stopped ones here, or slow to arm), by host."""
 
+import json
 import os
 import signal
 import socket
@@ -11,7 +12,9 @@ import pexpect
 import pytest
 
 from conftest import DPDB, line_of, plain, program, wait_until
+from test_faults_network import on_login
 from test_hub import Hub
+from test_remote import StandaloneHub, two_hosts  # noqa: F401 (a fixture)
 
 PROGRAM = program("break_report.py")
 
@@ -71,6 +74,52 @@ def test_who_has_not_answered_is_told_by_host(dpdb):
             os.kill(pid, signal.SIGCONT)
     for run in runs:
         run.sendintr()
+
+
+def test_who_has_not_answered_is_told_by_host_across_a_network(dpdb, two_hosts):  # noqa: F811
+    # The hub on the login host's TLS port; one job beside it and one on the node, across the
+    # veth link, each also in a UTS namespace of its own for its host name.
+    login, node = two_hosts
+    hub = StandaloneHub(dpdb, "--listen", "10.231.7.1:0", prefix=["ip", "netns", "exec", login])
+    try:
+        env = hub.env(DPDB_TLS_FINGERPRINT=hub.fingerprint)
+        runs, stopped = [], []
+        for netns, host in ((login, "hosta"), (node, "hostb")):
+            runtime = os.path.join(dpdb.root, host + "-run")
+            os.makedirs(runtime, mode=0o700)
+            run = dpdb.spawn("ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c",
+                             'hostname "$0" && exec "$@"', host, DPDB, "run", PROGRAM,
+                             env=dict(env, XDG_RUNTIME_DIR=runtime))
+            run.expect(r"workers (\d+) (\d+) (\d+)")
+            workers = [int(pid) for pid in run.match.groups()]
+            for pid in workers:
+                dpdb.track(pid)
+            runs.append(run)
+            stopped.append(workers[0])
+
+        def listed():
+            done = on_login(dpdb, login, env, "ls", "--json")
+            return done.returncode == 0 and json.loads(done.stdout)["processes"]
+
+        wait_until(lambda: len(listed() or []) == 10, "the ten processes of both hosts")
+        assert {p["host"] for p in listed()} == {"hosta", "hostb"}
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            added = on_login(dpdb, login, env, "break",
+                             "break_report.py:%d" % line_of(PROGRAM, "# line: never"))
+            assert added.returncode == 0, added.stderr
+            assert ("armed in 6 processes of 10; pending in 2 (its file not loaded there); 2 "
+                    "have not answered yet (hosta 1, hostb 1): they get it when they do"
+                    in added.stdout), added.stdout
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+        for run in runs:
+            run.sendintr()
+    finally:
+        if hub.process.poll() is None:
+            hub.stop()
 
 
 def test_an_answer_to_an_earlier_change_is_not_taken_for_the_latest(dpdb):
