@@ -6,11 +6,12 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
 import test_dap
-from conftest import PROMPT, STOPS_ON_CALL, finish, line_of, program, stop_line, wait_until
+from conftest import DPDB, PROMPT, STOPS_ON_CALL, finish, line_of, program, stop_line, wait_until
 
 TRUST = program("trust")
 
@@ -184,13 +185,11 @@ def linked_job(dpdb):
     os.symlink("real", os.path.join(dpdb.root, "linkdir"))
 
 
-@pytest.mark.parametrize("runs, names", [("linkdir", "real/job.py"), ("real", "linkdir/job.py"),
-                                         ("linkdir", "{root}/linkdir/../real/job.py")])
-def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb, runs, names):
-    # Matched by spelling alone, the breakpoint stayed pending and the job ran past it.
-    linked_job(dpdb)
-    go = os.path.join(dpdb.root, "go")
-    run = dpdb.spawn("dpdb", "run", os.path.join(dpdb.root, runs, "job.py"), go)
+def stops_in_the_file_named(dpdb, names, *run_job):
+    """Runs real/job.py by the command `run_job` (its path last but one, the go file last) and
+    arms a breakpoint in it by another name: it must stop there."""
+    go = run_job[-1]
+    run = dpdb.spawn(*run_job)
     run.expect("job waiting")
     line = line_of(trust("linked_job.py"), "job breakpoint here")
     added = break_at(dpdb, "%s:%d" % (names.format(root=dpdb.root), line))
@@ -199,6 +198,29 @@ def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb
     stop_and_go_on(run, "n", "21")
     run.expect("job got 42")
     finish(run)
+
+
+@pytest.mark.parametrize("runs, names", [("linkdir", "real/job.py"), ("real", "linkdir/job.py"),
+                                         ("linkdir", "{root}/linkdir/../real/job.py")])
+def test_a_file_named_through_a_symlinked_directory_or_not_is_the_same_file(dpdb, runs, names):
+    # Matched by spelling alone, the breakpoint stayed pending and the job ran past it.
+    linked_job(dpdb)
+    stops_in_the_file_named(dpdb, names, "dpdb", "run", os.path.join(dpdb.root, runs, "job.py"),
+                            os.path.join(dpdb.root, "go"))
+
+
+def test_a_file_seen_through_a_bind_mount_is_the_same_file(dpdb):
+    # The job runs bound/job.py in a mount namespace where real/ is bound onto bound/; outside
+    # it, bound/ is empty: only the device and inode say they are the same file.
+    if subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip("a bind mount of its own needs a mount namespace (unshare --mount: root)")
+    linked_job(dpdb)
+    bound = os.path.join(dpdb.root, "bound")
+    os.mkdir(bound)
+    stops_in_the_file_named(
+        dpdb, "real/job.py", "unshare", "--mount", "sh", "-c",
+        'mount --bind "$0" "$1" && shift && exec "$@"', os.path.join(dpdb.root, "real"), bound,
+        DPDB, "run", os.path.join(bound, "job.py"), os.path.join(dpdb.root, "go"))
 
 
 @pytest.mark.parametrize("made_first", [False, True])
