@@ -156,8 +156,11 @@ void read_dumps(int fd) {
                 if (kind == "CRASH") {
                     // The logpoint messages queued before the crash go first, in order.
                     log_flush(kCrashLogSendWait, kCrashLogConnectWait);
-                    Link::instance().send_process(
-                        "crash", wire::Json{{"signal", arg}, {"stacks", text}}.dump());
+                    wire::Json crash = {{"signal", arg}, {"stacks", text}};
+                    // What the flush could not send is told in `dpdb logs` (hub/logs.hpp).
+                    if (const auto unsent = log_unsent_at_end(); unsent > 0)
+                        crash["unsent"] = unsent;
+                    Link::instance().send_process("crash", crash.dump());
                     g_crash_reported = true;
                 } else if (kind == "ENDING") {
                     log_flush(std::chrono::milliseconds(g_ending_wait_ms.load()),

@@ -44,16 +44,7 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
     if (type == "program_output") return program_output_arrived(*process, message);
     if (type == "exiting") {
         process->ending = {{"status", message.num("status")}};
-        if (message.has("unsent") && message.num("unsent") > 0) {
-            const double now =
-                std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-            auto lines =
-                wire::Json::array({unsent_at_end_line(message.num("unsent"), now, process->info)});
-            store_.add_logs(lines);
-            publish("log", std::move(lines[0]));
-        }
-        return;
+        return unsent_at_end(*process, message);
     }
     if (type == "exec") {
         // Its connection closes as the new program replaces it (close-on-exec): the record
@@ -80,7 +71,7 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
                                   {"run", process->info.value("run", Json())},
                                   {"signal", message.str("signal")},
                                   {"argv", process->info.value("argv", Json())}});
-        return;
+        return unsent_at_end(*process, message);
     }
     if (!message.has("sid")) return protocol_violation(agent, type);
     const auto agent_sid = message.num("sid");
@@ -158,6 +149,15 @@ void HubImpl::logs_arrived(const Process& process, const Message& message) {
     if (lines.empty()) return;
     store_.add_logs(lines);
     for (auto& line : lines) publish("log", std::move(line));
+}
+
+void HubImpl::unsent_at_end(const Process& process, const Message& message) {
+    if (!message.has("unsent") || message.num("unsent") <= 0) return;
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto lines = wire::Json::array({unsent_at_end_line(message.num("unsent"), now, process.info)});
+    store_.add_logs(lines);
+    publish("log", std::move(lines[0]));
 }
 
 }  // namespace dpdb::hub

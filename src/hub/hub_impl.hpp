@@ -153,6 +153,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
 
     void logs_arrived(const Process& process, const Message& message);
 
+    // An `exiting` or `crash` that counts logpoint messages its end could not send: a line of the
+    // process's log saying how many.
+    void unsent_at_end(const Process& process, const Message& message);
+
     void logs_request(const ConnectionPtr& client, const Message& message);
 
     // --- the programs' output, for the clients that watch it (hub/program_output.cpp) ------------

@@ -55,7 +55,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // "unsent": logpoint messages its end could not send (an agent of an earlier release,
         // or one that sent them all, sends none).
         {"exiting", {{"status", Kind::Int}, {"unsent", Kind::Int, false}}},
-        {"crash", {{"signal", Kind::String}, {"stacks", Kind::String}}},
+        {"crash",
+         {{"signal", Kind::String}, {"stacks", Kind::String}, {"unsent", Kind::Int, false}}},
         // The process is about to exec another program (its connection then closes).
         {"exec", {{"path", Kind::String}, {"argv", Kind::Array}}},
         // ... and it did not: the exec failed (no such file, not executable) and Python goes on.

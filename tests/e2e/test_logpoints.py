@@ -9,6 +9,7 @@ import signal
 import subprocess
 
 import pexpect
+import pytest
 
 from conftest import (PROMPT, PYTHON, STOPS_ON_CALL, expect_all, finish, line_of, plain, program,
                       stop_line, wait_until)
@@ -378,11 +379,13 @@ def test_messages_a_process_could_not_send_are_counted(dpdb):
     finish(run)
 
 
-def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent(dpdb):
+@pytest.mark.parametrize("ending", ["exit", "SIGSEGV"])
+def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent(dpdb, ending):
     # The hub is stopped (SIGSTOP) while the process makes 20,000 messages of 4 KB: the sender
     # blocks writing its first batch, the end's wait runs out, and the process says on stderr
     # how many it could not send. The hub, let go on again, reads that batch and then the
-    # `exiting` message with the same count, which `dpdb logs` shows as a line of that process.
+    # `exiting` (or `crash`) message with the same count, which `dpdb logs` shows as a line of
+    # that process.
     hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
     script = os.path.join(dpdb.root, "slow_hub.py")
     with open(script, "w") as f:
@@ -394,7 +397,9 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
                 "sys.stdin.readline()\n"
                 "for i in range(20000):\n"
                 "    note(i)\n"
-                "print('all made', flush=True)\n")
+                "print('all made', flush=True)\n"
+                + ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+                   if ending == "SIGSEGV" else ""))
     run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
     run.expect("slow hub ready")
     added = dpdb.run("dpdb", "break", "slow_hub.py:4", "--log", "{i} {text}", env=hub.env)
@@ -407,7 +412,7 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
     finally:
         hub.child.kill(signal.SIGCONT)
     pid, unsent = int(run.match.group(1)), int(run.match.group(2))
-    finish(run)
+    finish(run, 0 if ending == "exit" else 128 + signal.SIGSEGV)
     told = []
 
     def the_end_is_told():
