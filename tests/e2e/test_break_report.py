@@ -43,28 +43,28 @@ def test_the_report_says_armed_pending_and_who_has_not_answered(dpdb):
     run.sendintr()
 
 
-def test_who_has_not_answered_is_told_by_host(dpdb):
-    # Two jobs, each in a UTS namespace of its own, so that their processes name two hosts.
-    if subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
-        pytest.skip("a host of its own needs a UTS namespace (unshare --uts: root)")
-    hub = Hub(dpdb)
+def start_on_hosts(dpdb, hosts):
+    """The job on each host of `hosts` ({name: (command prefix, env)}), each in a UTS namespace
+    of its own for its name. Returns the runs, and one worker of each to stop."""
     runs, stopped = [], []
-    for host in ("hosta", "hostb"):
-        run = dpdb.spawn("unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host,
-                         DPDB, "run", PROGRAM, env=hub.env)
+    for host, (prefix, env) in hosts.items():
+        run = dpdb.spawn(*prefix, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+                         host, DPDB, "run", PROGRAM, env=env)
         run.expect(r"workers (\d+) (\d+) (\d+)")
         workers = [int(pid) for pid in run.match.groups()]
         for pid in workers:
             dpdb.track(pid)
         runs.append(run)
         stopped.append(workers[0])
-    processes = dpdb.wait_ls(lambda listing: len(listing["processes"]) == 10, env=hub.env)
-    assert {p["host"] for p in processes["processes"]} == {"hosta", "hostb"}, processes
+    return runs, stopped
+
+
+def told_by_host(stopped, dpdb_command):
+    """`dpdb break` (run by `dpdb_command`) while a worker of hosta and one of hostb are stopped."""
     for pid in stopped:
         os.kill(pid, signal.SIGSTOP)
     try:
-        added = dpdb.run("dpdb", "break", "break_report.py:%d" % line_of(PROGRAM, "# line: never"),
-                         env=hub.env)
+        added = dpdb_command("break", "break_report.py:%d" % line_of(PROGRAM, "# line: never"))
         assert added.returncode == 0, added.stderr
         assert ("armed in 6 processes of 10; pending in 2 (its file not loaded there); 2 have "
                 "not answered yet (hosta 1, hostb 1): they get it when they do"
@@ -72,30 +72,34 @@ def test_who_has_not_answered_is_told_by_host(dpdb):
     finally:
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)
+
+
+def test_who_has_not_answered_is_told_by_host(dpdb):
+    # Two jobs, each in a UTS namespace of its own, so that their processes name two hosts.
+    if subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
+        pytest.skip("a host of its own needs a UTS namespace (unshare --uts: root)")
+    hub = Hub(dpdb)
+    runs, stopped = start_on_hosts(dpdb, {"hosta": ((), hub.env), "hostb": ((), hub.env)})
+    processes = dpdb.wait_ls(lambda listing: len(listing["processes"]) == 10, env=hub.env)
+    assert {p["host"] for p in processes["processes"]} == {"hosta", "hostb"}, processes
+    told_by_host(stopped, lambda *args: dpdb.run("dpdb", *args, env=hub.env))
     for run in runs:
         run.sendintr()
 
 
 def test_who_has_not_answered_is_told_by_host_across_a_network(dpdb, two_hosts):  # noqa: F811
     # The hub on the login host's TLS port; one job beside it and one on the node, across the
-    # veth link, each also in a UTS namespace of its own for its host name.
+    # veth link.
     login, node = two_hosts
     hub = StandaloneHub(dpdb, "--listen", "10.231.7.1:0", prefix=["ip", "netns", "exec", login])
     try:
         env = hub.env(DPDB_TLS_FINGERPRINT=hub.fingerprint)
-        runs, stopped = [], []
+        hosts = {}
         for netns, host in ((login, "hosta"), (node, "hostb")):
             runtime = os.path.join(dpdb.root, host + "-run")
             os.makedirs(runtime, mode=0o700)
-            run = dpdb.spawn("ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c",
-                             'hostname "$0" && exec "$@"', host, DPDB, "run", PROGRAM,
-                             env=dict(env, XDG_RUNTIME_DIR=runtime))
-            run.expect(r"workers (\d+) (\d+) (\d+)")
-            workers = [int(pid) for pid in run.match.groups()]
-            for pid in workers:
-                dpdb.track(pid)
-            runs.append(run)
-            stopped.append(workers[0])
+            hosts[host] = (("ip", "netns", "exec", netns), dict(env, XDG_RUNTIME_DIR=runtime))
+        runs, stopped = start_on_hosts(dpdb, hosts)
 
         def listed():
             done = on_login(dpdb, login, env, "ls", "--json")
@@ -103,18 +107,7 @@ def test_who_has_not_answered_is_told_by_host_across_a_network(dpdb, two_hosts):
 
         wait_until(lambda: len(listed() or []) == 10, "the ten processes of both hosts")
         assert {p["host"] for p in listed()} == {"hosta", "hostb"}
-        for pid in stopped:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            added = on_login(dpdb, login, env, "break",
-                             "break_report.py:%d" % line_of(PROGRAM, "# line: never"))
-            assert added.returncode == 0, added.stderr
-            assert ("armed in 6 processes of 10; pending in 2 (its file not loaded there); 2 "
-                    "have not answered yet (hosta 1, hostb 1): they get it when they do"
-                    in added.stdout), added.stdout
-        finally:
-            for pid in stopped:
-                os.kill(pid, signal.SIGCONT)
+        told_by_host(stopped, lambda *args: on_login(dpdb, login, env, *args))
         for run in runs:
             run.sendintr()
     finally:
