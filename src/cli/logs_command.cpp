@@ -126,8 +126,11 @@ void catch_up(wire::Channel& events, const HubTarget& target, const wire::Json& 
     events.send(wire::make("subscribe"));
     auto kept = kept_on(events, target, pids);
     std::stable_sort(kept.begin(), kept.end(), before);
+    // Printed before, on an earlier connection. Not raised as lines go out: they go in time
+    // order, and a process's batch stored earlier (a lower number) can hold later times.
+    const std::int64_t printed = seen;
     for (const auto& entry : kept) {
-        if (entry.value("seq", std::int64_t{0}) <= seen) continue;
+        if (entry.value("seq", std::int64_t{0}) <= printed) continue;
         print_line(entry, json);
         seen = std::max(seen, entry.value("seq", std::int64_t{0}));
     }
