@@ -398,6 +398,10 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
                 "for i in range(20000):\n"
                 "    note(i)\n"
                 "print('all made', flush=True)\n"
+                # The sender, woken by the first message, is then blocked writing its batch to
+                # the stopped hub, as the end comes; were the end to find it idle, the end's
+                # own flush would be the one blocked.
+                "import time\ntime.sleep(1)\n"
                 + ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
                    if ending == "SIGSEGV" else ""))
     run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
@@ -423,7 +427,8 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
     assert [(m["pid"], m["unsent"]) for m in told] == [(pid, unsent)], told
     kept = logs(dpdb, env=hub.env)
     made = [int(m["text"].split()[0]) for m in kept if "dropped" not in m and "unsent" not in m]
-    assert made == list(range(len(made))), made[:10]
+    # In order, each once; the first may be past 0 (the queue keeps the latest when it is full).
+    assert made == sorted(set(made)), made[:10]
     # Every message is kept, counted among the dropped, or counted as not sent.
     assert len(made) + sum(m.get("dropped", 0) for m in kept) + unsent == 20000, kept[-3:]
     shown = dpdb.run("dpdb", "logs", env=hub.env).stdout
