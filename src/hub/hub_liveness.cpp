@@ -56,7 +56,9 @@ void HubImpl::watch_liveness() {
     liveness_timer_.expires_after(kLivenessTick);
     liveness_timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
         auto self = weak.lock();
-        if (ec || !self) return;
+        // A tick already due when stop() cancelled the timer runs with no error: it must not
+        // start another, or the io_context never runs out of work and the hub never stops.
+        if (ec || !self || self->stopping_) return;
         self->check_liveness(++self->liveness_ticks_);
         self->watch_liveness();
     });

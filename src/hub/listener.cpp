@@ -41,6 +41,7 @@ void Listener::close() {
     asio::error_code ignored;
     unix_acceptor_.close(ignored);
     tcp_acceptor_.close(ignored);
+    closed_ = true;
     admission_timer_.cancel();
     if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
 }
@@ -50,7 +51,7 @@ void Listener::summarise_admission() {
     admission_timer_.expires_after(kAdmissionTick);
     admission_timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
         auto self = weak.lock();
-        if (ec || !self) return;
+        if (ec || !self || self->closed_) return;
         self->admission_.tick();
         self->summarise_admission();
     });

@@ -53,6 +53,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
     int tcp_port_ = -1;
     Admission admission_;
     asio::steady_timer admission_timer_;
+    // Set by close(): a tick already due when the timer was cancelled runs with no error, and
+    // must not start another (the hub's io_context would never run out of work).
+    bool closed_ = false;
     Arrival arrival_;
 };
 
