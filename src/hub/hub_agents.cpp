@@ -1,7 +1,6 @@
-#include <chrono>
-
 #include "hub/hub_impl.hpp"
 #include "hub/logs.hpp"
+#include "hub/wall_clock.hpp"
 #include "wire/contents.hpp"
 
 namespace dpdb::hub {
@@ -145,19 +144,19 @@ void HubImpl::close_session(Session& session, const std::string& reason) {
 }
 
 void HubImpl::logs_arrived(const Process& process, const Message& message) {
-    auto lines = stamp_log_lines(message["lines"], process.info);
-    if (lines.empty()) return;
-    store_.add_logs(lines);
-    for (auto& line : lines) publish("log", std::move(line));
+    keep_logs(stamp_log_lines(message["lines"], process.info));
 }
 
 void HubImpl::unsent_at_end(const Process& process, const Message& message) {
     if (!message.has("unsent") || message.num("unsent") <= 0) return;
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    auto lines = wire::Json::array({unsent_at_end_line(message.num("unsent"), now, process.info)});
+    keep_logs(
+        Json::array({unsent_at_end_line(message.num("unsent"), now_seconds(), process.info)}));
+}
+
+void HubImpl::keep_logs(Json lines) {
+    if (lines.empty()) return;
     store_.add_logs(lines);
-    publish("log", std::move(lines[0]));
+    for (auto& line : lines) publish("log", std::move(line));
 }
 
 }  // namespace dpdb::hub

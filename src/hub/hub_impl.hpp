@@ -157,6 +157,9 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
     // process's log saying how many.
     void unsent_at_end(const Process& process, const Message& message);
 
+    // Stamped log lines: stored (each gets its number), then passed on to the subscribers.
+    void keep_logs(Json lines);
+
     void logs_request(const ConnectionPtr& client, const Message& message);
 
     // --- the programs' output, for the clients that watch it (hub/program_output.cpp) ------------

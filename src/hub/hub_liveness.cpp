@@ -12,14 +12,10 @@
 #include <vector>
 
 #include "hub/hub_impl.hpp"
+#include "hub/wall_clock.hpp"
 
 namespace dpdb::hub {
 namespace {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string clock_time(double seconds) {
     const auto when = static_cast<std::time_t>(seconds);

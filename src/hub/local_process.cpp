@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "common/read_file.hpp"
+#include "hub/wall_clock.hpp"
 
 namespace dpdb::hub {
 namespace {
@@ -179,8 +179,7 @@ wire::Json exit_record(const wire::Json& info, const wire::Json& ending,
     } else {
         explain_silent_end(record);  // no word before the connection dropped
     }
-    record["ended"] =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    record["ended"] = now_seconds();
     return record;
 }
 

@@ -1,15 +1,11 @@
 #include "hub/registry.hpp"
 
 #include <algorithm>
-#include <chrono>
+
+#include "hub/wall_clock.hpp"
 
 namespace dpdb::hub {
 namespace {
-
-double now_seconds() {
-    using namespace std::chrono;
-    return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
-}
 
 std::string dump(const wire::Json& value) {
     return value.dump(-1, ' ', false, wire::Json::error_handler_t::replace);

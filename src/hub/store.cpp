@@ -2,13 +2,13 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "hub/wall_clock.hpp"
 #include "wire/contents.hpp"
 
 namespace dpdb::hub {
@@ -35,11 +35,6 @@ void bind_text(sqlite3_stmt* statement, int index, const std::string& text) {
 std::string column_text(sqlite3_stmt* statement, int index) {
     const auto* text = sqlite3_column_text(statement, index);
     return text != nullptr ? reinterpret_cast<const char*>(text) : "";
-}
-
-double now_seconds() {
-    using namespace std::chrono;
-    return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
 }
 
 // Enough history to explain what happened to a job; old records make room for new ones.
