@@ -48,6 +48,15 @@ def _watch(debugger, ident, frame, lasti):
         console.done.set()
 
 
+def _quit_views():
+    """The process is no longer debugged: every view's session goes (each at its next turn)."""
+    for console in list(_console._views.values()):
+        console.quit = True
+
+
+_debugger.when_debugging_stops(_quit_views, lambda: None)
+
+
 def _current_frame(ident):
     return sys._current_frames().get(ident)
 
@@ -63,6 +72,9 @@ class _ViewConsole(_console.SessionConsole):
         super().__init__()
         self.thread_runs = threading.Event()
         self.done = threading.Event()
+        # Set when the process is no longer debugged (`q` in another session, dpdb detach -p):
+        # the thread shown will not stop, and the view's session goes.
+        self.quit = False
 
     def end(self):
         """Called by the thread shown, as it stops for its pause: returns once the view ended."""
@@ -70,7 +82,7 @@ class _ViewConsole(_console.SessionConsole):
         self.done.wait()
 
     def _next_event(self, deadline):
-        while not self.thread_runs.is_set():
+        while not self.thread_runs.is_set() and not self.quit:
             event = _agent.wait(self.sid, _POLL_SECONDS)
             if event is not None:
                 return event
@@ -102,13 +114,17 @@ class _View(_debugger.Debugger):
             # the thread that runs it, and this is not the paused thread.
             pdb.Pdb.interaction(self, frame, None)
         except _Ended:
-            pass  # the thread's own stop takes the session over
+            pass  # the thread's own stop takes the session over, unless the process was let go
         except Exception as error:  # a bug here must leave no session that nobody serves
             self.error("dpdb: the view of the waiting thread failed: %r" % (error,))
             self.console.close("view failed: %r" % (error,))
         finally:
             self.curframe_locals = None
             self.forget()
+            if self.console.quit and self.console.sid is not None:  # (not its own `q`)
+                self.message("dpdb: no longer debugging this process; %s goes on waiting"
+                             % self.shown.name)
+                self.console.close("quit: the process runs on without the debugger")
             self.console.flush()
 
     def _wait_for_the_thread(self):
@@ -117,7 +133,7 @@ class _View(_debugger.Debugger):
         self.console.flush()
         # Woken now and then: a Ctrl-C of the client (a KeyboardInterrupt in this thread, which
         # pdb's command loop reports) is taken between two waits.
-        while not self.console.thread_runs.wait(_POLL_SECONDS):
+        while not self.console.thread_runs.wait(_POLL_SECONDS) and not self.console.quit:
             pass
         return 1
 

@@ -301,17 +301,28 @@ class WaitNotice {
     bool told_ = false;
 };
 
-// The session of `pid` once it has one (after a pause, or the view of a main thread that waits in
-// C code); 0 if it exited first, -1 if Ctrl-C ended the wait.
-std::int64_t wait_for_session(const HubTarget& hub, pid_t pid) {
+// The session of `pid`'s main thread once it has one (after a pause, or the view of a main thread
+// that waits in C code); 0 if it exited first, -1 if Ctrl-C ended the wait. With every thread
+// paused, `others` gets how many of its other threads have a session then.
+std::int64_t wait_for_session(const HubTarget& hub, pid_t pid, std::size_t* others) {
     const auto started = std::chrono::steady_clock::now();
     WaitNotice notice(pid);
     for (;;) {
         const auto listing = list_hub(hub, kListTimeoutMs);
+        std::int64_t main_thread = 0;
+        std::size_t of_pid = 0;
         for (const auto& s : listing["sessions"]) {
             if (s.value("pid", std::int64_t{0}) != pid) continue;
+            ++of_pid;
+            const bool main = s.value("main_thread", false) ||
+                              s.value("native_tid", std::int64_t{0}) == pid;  // (a shrunk one)
+            if (!main) continue;
             if (s.value("reason", std::string()) == "waiting") notice.for_view();
-            return s.value("sid", std::int64_t{0});
+            main_thread = s.value("sid", std::int64_t{0});
+        }
+        if (main_thread != 0) {
+            *others = of_pid - 1;
+            return main_thread;
         }
         if (!attach::running(pid)) return 0;
         if (g_interrupted) return -1;
@@ -393,7 +404,8 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
         }
     }
     if (g_interrupted) return undo_attach(hub, attached);
-    const bool pause = options.pause.value_or(::isatty(STDIN_FILENO) && !options.tree);
+    const bool pause =
+        options.pause.value_or(options.all_threads || (::isatty(STDIN_FILENO) && !options.tree));
     if (!pause) {
         std::printf(
             "%d process%s now debuggable through the hub at %s: `dpdb break FILE:LINE`, `dpdb "
@@ -402,19 +414,27 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
             hub.address.to_string().c_str(), options.pid);
         return 0;
     }
-    const auto paused = ask_hub(hub, "pause_process",
-                                {{"pid", options.pid}, {"all_threads", false}, {"view", true}},
-                                "result", kListTimeoutMs);
+    const auto paused =
+        ask_hub(hub, "pause_process",
+                {{"pid", options.pid}, {"all_threads", options.all_threads}, {"view", true}},
+                "result", kListTimeoutMs);
     if (paused.type != "result" || !paused["ok"].get<bool>()) {
         std::fprintf(stderr, "dpdb: cannot pause pid %d: %s\n", options.pid,
                      paused.type == "result" ? paused.str("message").c_str() : "no answer");
         return 1;
     }
-    const auto session = wait_for_session(hub, options.pid);
+    std::size_t others = 0;
+    const auto session = wait_for_session(hub, options.pid, &others);
     if (session < 0) return undo_attach(hub, {options.pid});
     if (session == 0) {
         std::fprintf(stderr, "dpdb: pid %d exited before it paused\n", options.pid);
         return 1;
+    }
+    if (others > 0) {
+        std::fprintf(stderr,
+                     "dpdb: %zu other thread%s of pid %d paused too: `sessions` lists them, "
+                     "`switch N` goes to one, `dpdb detach -p %d` lets them all go\n",
+                     others, others == 1 ? "" : "s", options.pid, options.pid);
     }
     wire::Channel channel;
     connect_client(channel, hub);

@@ -36,6 +36,7 @@ int hub_command(const HubCommandOptions& options);
 struct AttachProcessOptions {
     int pid = 0;
     bool tree = false;          // and every Python process below it
+    bool all_threads = false;   // the pause gives every thread a session, not the main one only
     std::optional<bool> pause;  // default: pause and prompt when on a terminal, not --tree
     long long timeout = 60;     // seconds to wait for the process to let go of the GIL
 };

@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
     bool no_pause = false;
     attach_cmd->add_flag("--pause", pause_after, "with -p: stop it and open a prompt");
     attach_cmd->add_flag("--no-pause", no_pause, "with -p: leave it running");
+    attach_cmd->add_flag("--all-threads", attach_process.all_threads,
+                         "with -p: a session for every thread (`sessions`, `switch N`)");
     attach_cmd->add_option("--timeout", attach_process.timeout,
                            "with -p: seconds to wait for it to let go of the GIL (default 60)");
 
@@ -244,6 +246,12 @@ int main(int argc, char** argv) {
             return dpdb::cli::hub_command(hub_options);
         }
         if (*ls_cmd) return dpdb::cli::ls_command(hub, ls_options);
+        if (*attach_cmd && attach_process.all_threads && (attach_process.pid == 0 || no_pause)) {
+            std::fprintf(stderr,
+                         "dpdb: --all-threads pauses a process: it needs -p PID, and not "
+                         "--no-pause\n");
+            return 2;
+        }
         if (*attach_cmd && attach_process.pid != 0) {
             if (pause_after || no_pause) attach_process.pause = pause_after;
             return dpdb::cli::attach_process_command(hub, attach_process);

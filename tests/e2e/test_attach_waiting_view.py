@@ -108,6 +108,39 @@ def test_dpdb_pause_all_threads_of_a_pool_shows_each_waiting_thread_at_once(dpdb
     program_.terminate()
 
 
+def test_attach_all_threads_of_a_pool_opens_on_the_main_thread_with_each_workers_session_a_switch_away(
+        dpdb, waiting):
+    program_ = waiting("pool")
+    session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid), "--all-threads")
+    session.expect("4 other threads of pid %d paused too: `sessions` lists them, `switch N` goes "
+                   "to one" % program_.pid)
+    session.expect(r"attached to session \d+: pid %d" % program_.pid)
+    session.expect("Paused by dpdb while the main thread waits in C code")
+    session.expect(r"-> waiter\.acquire\(\)")  # in never.wait(), as every worker
+    session.expect(PROMPT)
+    command(session, "where", r"\r\n-> return lambda: never\.wait\(\)  # waits here")
+    listing = dpdb.ls()
+    sids = {s["thread"]: s["sid"] for s in listing["sessions"]}
+    assert set(sids) == {"MainThread"} | {"worker-%d" % n for n in range(4)}, listing["sessions"]
+    assert {s["reason"] for s in listing["sessions"]} == {"waiting"}, listing["sessions"]
+    command(session, "sessions", *(r"\r\n%d +%d [^\r\n]*%s " % (sid, program_.pid, name)
+                                   for name, sid in sorted(sids.items(), key=lambda s: s[1])))
+    for number in range(4):
+        name = "worker-%d" % number
+        session.sendline("switch %d" % sids[name])
+        session.expect(r"attached to session %d: pid %d" % (sids[name], program_.pid))
+        session.expect("Paused by dpdb while thread %s waits in C code" % name)
+        session.expect(PROMPT)
+        command(session, "where", r"-> waiter\.acquire\(\)")
+    session.sendline("q")
+    finish(session)
+    # Nothing stays armed or open: no session, and the main thread's next wait ends with no stop.
+    dpdb.wait_ls(lambda listing: not listing["sessions"])
+    program_.wake()
+    program_.expect("woken")
+    program_.terminate()
+
+
 @pytest.mark.parametrize("mode", ["sleep", "recv"])
 def test_interrupt_ends_the_main_threads_wait_through_the_programs_sigint_handler(
         dpdb, waiting, mode):
