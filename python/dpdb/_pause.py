@@ -6,7 +6,7 @@ nothing else slows down."""
 import sys
 import threading
 
-from dpdb import _event_loops
+from dpdb import _engine, _event_loops
 
 # Threads asked to pause (ident -> the numbers of their temporary breakpoints), and those that
 # have: a pause breakpoint is good for one stop of one thread. Changed by the control thread and
@@ -29,18 +29,19 @@ def ask(debugger, all_threads):
     threads = [t for t in threading.enumerate() if not t.name.startswith("dpdb-")]
     wanted = [t.ident for t in threads] if all_threads else [threading.main_thread().ident]
     asked = []
-    for ident in wanted:
-        frame = frames.get(ident)
-        if ident == me or frame is None:
-            continue
-        _forget(debugger, ident)  # an earlier pause of it that has not landed: this one replaces it
-        _pausing[ident] = numbers = []
-        condition = "__import__('dpdb._pause', fromlist=['_']).due(%d)" % ident
-        for code in _codes_to_stop_in(frame):
-            for line in _lines_of(code):
-                if debugger.set_break(code.co_filename, line, cond=condition) is None:
-                    numbers.append(debugger.get_breaks(code.co_filename, line)[-1].number)
-        asked.append((ident, frame))
+    with _engine.one_refresh(debugger):
+        for ident in wanted:
+            frame = frames.get(ident)
+            if ident == me or frame is None:
+                continue
+            _forget(debugger, ident)  # an earlier pause of it not landed: this one replaces it
+            _pausing[ident] = numbers = []
+            condition = "__import__('dpdb._pause', fromlist=['_']).due(%d)" % ident
+            for code in _codes_to_stop_in(frame):
+                for line in _lines_of(code):
+                    if debugger.set_break(code.co_filename, line, cond=condition) is None:
+                        numbers.append(debugger.get_breaks(code.co_filename, line)[-1].number)
+            asked.append((ident, frame))
     return asked
 
 
@@ -59,16 +60,18 @@ def _codes_to_stop_in(frame):
 
 def drop_done(debugger):
     """The breakpoints of the threads that have stopped go."""
-    for ident in list(_pausing):
-        if ident in _paused:
-            _forget(debugger, ident)
+    with _engine.one_refresh(debugger):
+        for ident in list(_pausing):
+            if ident in _paused:
+                _forget(debugger, ident)
 
 
 def drop_all(debugger):
     """Every pause asked goes, landed or not: the process is no longer debugged (`q`, dpdb
     detach -p, an attach interrupted while it waited for its pause)."""
-    for ident in list(_pausing):
-        _forget(debugger, ident)
+    with _engine.one_refresh(debugger):
+        for ident in list(_pausing):
+            _forget(debugger, ident)
 
 
 def forget_thread(debugger, ident):
@@ -82,11 +85,12 @@ def waiting_for(ident):
 
 
 def _forget(debugger, ident):
-    for number in _pausing.pop(ident, ()):
-        try:
-            debugger.clear_bpbynumber(str(number))
-        except Exception:
-            pass
+    with _engine.one_refresh(debugger):
+        for number in _pausing.pop(ident, ()):
+            try:
+                debugger.clear_bpbynumber(str(number))
+            except Exception:
+                pass
     _paused.discard(ident)
 
 
