@@ -33,6 +33,8 @@ constexpr auto kStartedAnswerWait = std::chrono::milliseconds(500);
 // Within it, what the logpoint queue may take: a send under way, then a connection.
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
+// ... and the crash report itself, to a hub that may have stopped reading.
+constexpr auto kCrashSendWait = std::chrono::milliseconds(400);
 // Signals whose default action ends the process without Python's exit (a Pool's terminate()
 // sends SIGTERM): what the logpoint queue holds is sent first.
 constexpr int kEndingSignals[] = {SIGTERM, SIGHUP};
@@ -160,7 +162,8 @@ void read_dumps(int fd) {
                     // What the flush could not send is told in `dpdb logs` (hub/logs.hpp).
                     if (const auto unsent = log_unsent_at_end(); unsent > 0)
                         crash["unsent"] = unsent;
-                    Link::instance().send_process("crash", crash.dump());
+                    Link::instance().send_process(
+                        "crash", crash.dump(), std::chrono::steady_clock::now() + kCrashSendWait);
                     g_crash_reported = true;
                 } else if (kind == "ENDING") {
                     log_flush(std::chrono::milliseconds(g_ending_wait_ms.load()),

@@ -44,6 +44,8 @@ constexpr auto kPythonAnswerWait = std::chrono::milliseconds(300);
 // it may be busy (a stacks request); past this, the command runs anyway.
 constexpr auto kBreakpointsCatchUp = std::chrono::seconds(1);
 constexpr auto kFirstConnectionWaitAtExit = std::chrono::milliseconds(300);
+// How long the end's `exiting` may wait for the socket (a hub that stopped reading).
+constexpr auto kExitingSendWait = std::chrono::seconds(1);
 // Before an exec, longer: a child that a fork made an instant ago is still in its handshake, and
 // a loaded machine (CI's) took more than 300 ms to finish it, so that the hub never heard of the
 // child at all. Only a handshake under way is waited for: an unreachable hub ends it at once.
@@ -271,7 +273,8 @@ std::optional<Event> Link::wait_control(std::optional<std::chrono::milliseconds>
     return event;
 }
 
-bool Link::send_process(const std::string& type, const std::string& fields_json) {
+bool Link::send_process(const std::string& type, const std::string& fields_json,
+                        std::optional<std::chrono::steady_clock::time_point> deadline) {
     auto message = wire::make(type, parse_object(fields_json));
     std::shared_ptr<wire::Channel> channel;
     {
@@ -279,7 +282,7 @@ bool Link::send_process(const std::string& type, const std::string& fields_json)
         if (!connected_) return false;
         channel = channel_;
     }
-    return channel->send(message);
+    return deadline ? channel->try_send(message, *deadline) : channel->send(message);
 }
 
 void Link::send_exit(int status) noexcept {
@@ -304,8 +307,10 @@ void Link::send_exit(int status) noexcept {
         if (unsent > 0) fields["unsent"] = unsent;
         const auto exiting = wire::make("exiting", std::move(fields));
         // The logs' sender may still be writing its last batch to a slow hub: a count is worth
-        // waiting a little longer for its end.
-        for (int attempt = 0; !channel->try_send(exiting) && unsent > 0 && attempt < 5; ++attempt) {
+        // waiting a little longer for its end, but a hub that reads nothing gets none.
+        const auto deadline = std::chrono::steady_clock::now() + kExitingSendWait;
+        while (!channel->try_send(exiting, deadline) && unsent > 0 && channel->is_open() &&
+               std::chrono::steady_clock::now() < deadline) {
         }
     } catch (const std::exception&) {
         // Nothing may escape from an exit handler; the hub then records a silent end.
@@ -493,8 +498,10 @@ void Link::hear_hub(wire::Channel& channel, std::uint64_t generation) {
     const bool over_network = address_kind() == HubAddress::Kind::Tcp;
     const auto heartbeat = wire::make("heartbeat", wire::Json::object());
     // The first one says the sessions are open again (hub_liveness.cpp: close_uncarried).
-    if (over_network) channel.try_send(heartbeat);
     auto heard = Clock::now();
+    // A hub that stops reading is as silent as one that stops writing: a heartbeat the socket
+    // cannot take by the time silence is declared cuts the link instead of holding this thread.
+    if (over_network) channel.try_send(heartbeat, heard + kHubSilence);
     auto beaten = heard;
     for (;;) {
         auto message = channel.receive(kReceiveTick.count());
@@ -505,7 +512,7 @@ void Link::hear_hub(wire::Channel& channel, std::uint64_t generation) {
         }
         if (over_network && now - beaten >= kHeartbeat) {
             // Never blocks for long: a thread writing a large message may hold the channel.
-            channel.try_send(heartbeat);
+            channel.try_send(heartbeat, heard + kHubSilence);
             beaten = now;
         }
         if (message) dispatch(*message);

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -87,14 +89,18 @@ Batch take_batch() {
     return batch;
 }
 
-bool send_batch(const std::vector<std::string>& lines) {
+// Without a deadline the send takes as long as the hub does (the sender's own thread); with one
+// (the end's flush) it gives up then, and the connection with it.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+bool send_batch(const std::vector<std::string>& lines, const Deadline& deadline) {
     std::string fields = "{\"lines\":[";
     for (std::size_t i = 0; i < lines.size(); ++i) {
         if (i > 0) fields += ',';
         fields += lines[i];
     }
     fields += "]}";
-    return Link::instance().send_process("log_lines", fields);
+    return Link::instance().send_process("log_lines", fields, deadline);
 }
 
 // Set once the end's flush is past its bound: the sender stops after its batch under way, so that
@@ -102,12 +108,12 @@ bool send_batch(const std::vector<std::string>& lines) {
 std::atomic<bool> g_ended{false};
 
 // Sends until the queue is empty, or the end's bound has passed. Called with the send lock held.
-void send_queued() {
+void send_queued(const Deadline& deadline) {
     for (auto batch = take_batch(); !batch.lines.empty();
          batch = g_ended ? Batch{} : take_batch()) {
         bool sent = false;
         try {
-            sent = send_batch(batch.lines);
+            sent = send_batch(batch.lines, deadline);
         } catch (const std::exception&) {
             // a batch the wire refuses is lost; the program must never pay for it
         }
@@ -160,7 +166,7 @@ void send_forever(pid_t me) {
         // Kept while the hub is away (bounded by the queue): it takes them when it is back.
         while (!link.connected()) link.wait_connected(kConnectTick);
         const std::lock_guard<std::timed_mutex> sending(queue().send_mutex);
-        send_queued();
+        send_queued(std::nullopt);
     }
 }
 
@@ -240,7 +246,11 @@ void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect
         if (queue().lines.empty() && log_drops_pending() == 0 && g_unsent == 0) return;
     }
     Link& link = Link::instance();
-    if (!g_ended && (link.connected() || link.wait_connected(connect_wait))) send_queued();
+    // Its own sending is bounded too: a hub that stopped reading (hung, SIGSTOPped) with the
+    // socket full would otherwise hold the end for as long as the link lasts.
+    if (!g_ended && (link.connected() || link.wait_connected(connect_wait))) {
+        send_queued(std::chrono::steady_clock::now() + wait);
+    }
     tell_unsent_at_end();
 }
 

@@ -1,11 +1,11 @@
 #include "wire/channel.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include "wire/auth.hpp"
 
@@ -107,19 +107,23 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
 
 bool Channel::send(const Message& message) {
     const std::string bytes = frame(message);
-    std::lock_guard<std::mutex> lock(write_mutex_);
+    std::lock_guard<std::timed_mutex> lock(write_mutex_);
     if (!open_) return false;
-    return transport_->write_all(bytes.data(), bytes.size());
+    return transport_->write_all(bytes.data(), bytes.size(), std::nullopt);
 }
 
-bool Channel::try_send(const Message& message) {
+bool Channel::try_send(const Message& message, std::chrono::steady_clock::time_point deadline) {
     const std::string bytes = frame(message);
-    std::unique_lock<std::mutex> lock(write_mutex_, std::defer_lock);
-    for (int attempt = 0; attempt < 200 && !lock.try_lock(); ++attempt) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::unique_lock<std::timed_mutex> lock(write_mutex_, std::defer_lock);
+    if (!lock.try_lock_until(std::min(
+            deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200))) ||
+        !open_) {
+        return false;
     }
-    if (!lock.owns_lock() || !open_) return false;
-    return transport_->write_all(bytes.data(), bytes.size());
+    if (transport_->write_all(bytes.data(), bytes.size(), deadline)) return true;
+    // Gone, or cut short mid-frame: nothing more may be written on it either way.
+    if (open_.exchange(false)) transport_->shutdown();
+    return false;
 }
 
 std::optional<Message> Channel::receive(int timeout_ms) {
@@ -134,7 +138,7 @@ std::optional<Message> Channel::receive(int timeout_ms) {
 }
 
 void Channel::close() {
-    std::lock_guard<std::mutex> lock(write_mutex_);
+    std::lock_guard<std::timed_mutex> lock(write_mutex_);
     if (open_.exchange(false)) transport_->shutdown();
 }
 

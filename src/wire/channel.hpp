@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,8 +36,10 @@ class Channel {
     // Any thread may send: writes are serialised by a mutex so frames never interleave.
     // Returns false once the connection is gone.
     bool send(const Message& message);
-    // Like send(), but gives up after 200 ms if another thread is writing (for use at exit).
-    bool try_send(const Message& message);
+    // Like send(), but gives up after 200 ms if another thread is writing, and cuts its frame
+    // short and closes the connection once `deadline` passes: a hub that has stopped reading
+    // must not hold the heartbeat or the end of the process (for use at exit and for liveness).
+    bool try_send(const Message& message, std::chrono::steady_clock::time_point deadline);
 
     // One thread reads. Waits up to timeout_ms (-1: forever) for the next message; nothing on
     // timeout. Throws ProtocolError on a malformed frame, std::runtime_error when the hub is gone.
@@ -53,7 +56,7 @@ class Channel {
     // it down, so a reader blocked in it wakes up and the object stays valid.
     std::unique_ptr<Transport> transport_;
     std::atomic<bool> open_{false};
-    std::mutex write_mutex_;
+    std::timed_mutex write_mutex_;
     FrameDecoder decoder_;
 };
 

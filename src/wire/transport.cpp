@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -22,6 +24,8 @@ namespace {
 
 constexpr int kTlsHandshakeTimeoutMs = 10000;
 
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
 // poll() that restarts after a signal; false on timeout.
 bool wait_for(int fd, short events, int timeout_ms) {
     pollfd pfd{fd, events, 0};
@@ -30,6 +34,18 @@ bool wait_for(int fd, short events, int timeout_ms) {
         if (ready < 0 && errno == EINTR) continue;
         return ready != 0;
     }
+}
+
+// Before a write is tried again: false once the deadline has passed with the socket still full.
+// Without one, a second at a time (the caller tries again, for as long as the connection lasts).
+bool wait_to_write(int fd, short events, const Deadline& deadline) {
+    if (!deadline) {
+        wait_for(fd, events, 1000);
+        return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        *deadline - std::chrono::steady_clock::now());
+    return wait_for(fd, events, static_cast<int>(std::max<std::int64_t>(0, left.count())));
 }
 
 class PlainTransport final : public Transport {
@@ -49,11 +65,18 @@ class PlainTransport final : public Transport {
         }
     }
 
-    bool write_all(const char* data, std::size_t size) override {
+    bool write_all(const char* data, std::size_t size, Deadline deadline) override {
+        // With a deadline the socket is written without blocking and waited for by poll, which
+        // can give up; the socket itself stays blocking for every other writer.
+        const int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
         std::size_t sent = 0;
         while (sent < size) {
-            const ssize_t n = ::send(fd_, data + sent, size - sent, MSG_NOSIGNAL);
+            const ssize_t n = ::send(fd_, data + sent, size - sent, flags);
             if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (!wait_to_write(fd_, POLLOUT, deadline)) return false;
+                continue;
+            }
             if (n <= 0) return false;
             sent += static_cast<std::size_t>(n);
         }
@@ -173,7 +196,7 @@ class TlsTransport final : public Transport {
         }
     }
 
-    bool write_all(const char* data, std::size_t size) override {
+    bool write_all(const char* data, std::size_t size, Deadline deadline) override {
         while (size > 0) {
             int rc = 0;
             int error = 0;
@@ -189,11 +212,8 @@ class TlsTransport final : public Transport {
                 }
                 error = SSL_get_error(ssl_, rc);
             }
-            if (error == SSL_ERROR_WANT_WRITE) {
-                wait_for(fd_, POLLOUT, 1000);
-            } else if (error == SSL_ERROR_WANT_READ) {
-                wait_for(fd_, POLLIN, 1000);
-            } else {
+            if (error != SSL_ERROR_WANT_WRITE && error != SSL_ERROR_WANT_READ) return false;
+            if (!wait_to_write(fd_, error == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, deadline)) {
                 return false;
             }
         }

@@ -1,7 +1,9 @@
 // The byte stream under a Channel: a plain socket (Unix, or TCP with --insecure) or TLS over TCP.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace dpdb::wire {
@@ -12,8 +14,11 @@ class Transport {
     // Waits up to timeout_ms (-1: forever) for bytes; returns how many were read, 0 on timeout.
     // Throws std::runtime_error once the connection is gone.
     virtual std::size_t read(char* buffer, std::size_t size, int timeout_ms) = 0;
-    // Safe from any thread, also while another thread reads. False once the connection is gone.
-    virtual bool write_all(const char* data, std::size_t size) = 0;
+    // Safe from any thread, also while another thread reads. False once the connection is gone,
+    // or once `deadline` (when there is one) has passed: the bytes may then be cut short, and the
+    // caller must close the connection.
+    virtual bool write_all(const char* data, std::size_t size,
+                           std::optional<std::chrono::steady_clock::time_point> deadline) = 0;
     virtual int fd() const = 0;
     // Wakes a reader blocked in another thread; reads fail afterwards.
     virtual void shutdown() = 0;

@@ -263,4 +263,36 @@ TEST(Channel, CloseWakesABlockedReader) {
     EXPECT_FALSE(a.send(make("subscribe")));
 }
 
+TEST(Channel, TrySendGivesUpOnAPeerThatReadsNothingAndClosesTheConnection) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    Channel sender(fds[0]);
+    Channel stopped(fds[1]);  // a hub that has stopped reading (SIGSTOP, hung)
+    const auto message =
+        make("log_lines",
+             {{"lines", Json::array({{{"time", 1.0}, {"text", std::string(64 * 1024, 'x')}}})}});
+    // The socket's buffer fills within a few frames; bounded in count should it never fill.
+    int sent = 0;
+    bool gave_up = false;
+    for (; sent < 1000; ++sent) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+        if (!sender.try_send(message, deadline)) {
+            gave_up = true;
+            break;
+        }
+    }
+    EXPECT_TRUE(gave_up) << sent << " frames of 64 KB went to a peer that reads nothing";
+    // The frame may have been cut short: nothing more is written on the connection.
+    EXPECT_FALSE(sender.is_open());
+    EXPECT_FALSE(sender.send(make("subscribe")));
+    // What went whole before it is still there for the peer, then the end of the connection.
+    for (int i = 0; i < sent; ++i) EXPECT_EQ(stopped.receive(kWaitMs)->type, "log_lines");
+    EXPECT_THROW(
+        {
+            while (stopped.receive(kWaitMs)) {
+            }
+        },
+        std::exception);
+}
+
 }  // namespace

@@ -379,6 +379,46 @@ def test_messages_a_process_could_not_send_are_counted(dpdb):
     finish(run)
 
 
+def test_a_hub_that_stopped_reading_does_not_hold_the_end_of_a_process(dpdb):
+    # The hub is stopped (SIGSTOP) on its Unix socket, where no heartbeat is kept to notice it.
+    # The sender writes the first messages into the socket and goes idle; the process then makes
+    # more than the socket can hold and ends at once, so the end's own flush is the one that
+    # finds the socket full. It gives up within its bound and drops the connection: the process
+    # ends, with its own status, while the hub is still stopped.
+    hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
+    script = os.path.join(dpdb.root, "stopped_hub.py")
+    with open(script, "w") as f:
+        f.write("import sys, time\n"
+                "text = 'x' * 4000\n"
+                "def note(i):\n"
+                "    return i  # the noted line\n"
+                "print('stopped hub ready', flush=True)\n"
+                "sys.stdin.readline()\n"
+                "for i in range(10):\n"
+                "    note(i)\n"
+                "time.sleep(1)\n"
+                # Quicker than the sender's wake-up, and more than the socket holds.
+                "for i in range(10, 110):\n"
+                "    note(i)\n"
+                "print('all made', flush=True)\n"
+                "sys.exit(3)\n")
+    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
+    run.expect("stopped hub ready")
+    added = dpdb.run("dpdb", "break", "stopped_hub.py:4", "--log", "{i} {text}", env=hub.env)
+    assert "armed in 1 process" in added.stdout, added.stdout
+    hub.child.kill(signal.SIGSTOP)
+    try:
+        run.sendline("")
+        run.expect("all made")
+        finish(run, 3)
+    finally:
+        hub.child.kill(signal.SIGCONT)
+    # The hub, let go on, keeps what reached it whole, in order.
+    made = [int(m["text"].split()[0]) for m in logs(dpdb, env=hub.env)
+            if "dropped" not in m and "unsent" not in m]
+    assert made == sorted(set(made)), made[:20]
+
+
 @pytest.mark.parametrize("ending", ["exit", "SIGSEGV"])
 def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent(dpdb, ending):
     # The hub is stopped (SIGSTOP) while the process makes 20,000 messages of 4 KB: the sender
