@@ -35,6 +35,32 @@ _DEBUGGERS = _OTHER_DEBUGGERS + ("bdb", "pdb")
 def _module_of(frame):
     return str(frame.f_globals.get("__name__", ""))
 
+
+# bdb.effective() evaluates a condition inside a bare except and stops where it raised. One that
+# is no Exception (a signal handler's sys.exit(), KeyboardInterrupt) is the program's: bdb's eval
+# keeps it here, and break_here raises it in the program, as it would run without a debugger.
+_escaping = threading.local()
+
+
+def _eval_keeping_escapes(source, globals=None, locals=None):
+    try:
+        return eval(source, globals, locals)
+    except Exception:
+        raise
+    except BaseException as error:
+        _escaping.error = error
+        raise
+
+
+bdb.eval = _eval_keeping_escapes
+
+
+def _raise_escaped():
+    error = getattr(_escaping, "error", None)
+    _escaping.error = None
+    if error is not None:
+        raise error
+
 # Set by `q`: this process is no longer debugged, and later breakpoints let it run on. A plain
 # flag (the GIL orders it), as Ctrl-C's handler reads it: code of threading's would be a place
 # for a pause armed already to stop.
@@ -267,7 +293,9 @@ class Debugger(*_BASES):
             _logpoints.serve(logpoints, frame)
             if len(logpoints) == len(bdb.Breakpoint.bplist.get((filename, lineno), ())):
                 return False
+        _escaping.error = None  # runeval's, say: bdb's other eval
         bp, flag = self._effective_without(logpoints, filename, lineno, frame)
+        _raise_escaped()
         if not bp:
             return False
         self.currentbp = bp.number

@@ -498,6 +498,10 @@ bool answer_line(const FrameView& view, PyFrameObject* frame, PyObject* code, Co
     PyObject* bp = nullptr;
     bool flag = false;
     Answer answer = effective(view, code, info, line, &bp, &flag);
+    if (raise_escaping()) {
+        Py_XDECREF(bp);
+        return true;
+    }
     if (answer == Answer::kStop) {
         if (!frame) frame = PyEval_GetFrame();
         if (frame) {

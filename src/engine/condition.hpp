@@ -119,9 +119,16 @@ void conditions_allow(bool on);
 // changes them). False when bdb must hear of it: with the engine's verdict kept for bdb's
 // effective() (take_verdict) when it evaluated the conditions and one stops, else with nothing
 // evaluated or changed (a breakpoint by function name, no condition, a condition beyond the
-// engine). `info` is the code's CodeInfo for this generation of breakpoints. Called, and returns,
-// with no exception set (as at every line event).
+// engine). `info` is the code's CodeInfo for this generation of breakpoints. Called with no
+// exception set (as at every line event); returns true with one set when a condition raised one
+// that is no Exception (raise_escaping): the caller raises it in the program.
 bool conditions_false(PyFrameObject* frame, PyObject* code, CodeInfo* info, int line);
+// What a caller that returns None to the interpreter returns once conditions_false answered
+// true: None, or null with the exception a condition raised for the program.
+inline PyObject* none_unless_raised() {
+    if (PyErr_Occurred()) return nullptr;
+    Py_RETURN_NONE;
+}
 
 // The same from what the engine knows already, for `info`'s code running in `view`: true when
 // this generation's snapshots of the line's breakpoints are current and every enabled one has a
@@ -143,7 +150,7 @@ void conditions_forget();
 #if PY_VERSION_HEX >= 0x030B0000
 // The same for the frame running `code` on this thread (a sys.monitoring callback's, 3.11's
 // check's caller), read without its frame object, which need not be made for an event that goes
-// no further. Module and class bodies are left to the caller.
+// no further. Module and class bodies are left to the caller. An exception set as above.
 bool conditions_false_running(PyObject* code, CodeInfo* info, int line);
 // conditions_false_known for that frame: a sys.monitoring callback's first try.
 bool conditions_false_known_running(PyObject* code, CodeInfo* info, int line);

@@ -14,6 +14,24 @@ namespace {
 // cond string -> its compiled code, or None where the engine leaves the condition to bdb.
 PyObject* g_compiled = nullptr;
 
+// The first exception this thread's conditions raised that is no Exception (raise_escaping).
+struct Escaping {
+    PyObject* type = nullptr;  // strong, as PyErr_Fetch gives them
+    PyObject* value = nullptr;
+    PyObject* traceback = nullptr;
+};
+thread_local Escaping t_escaping;
+
+// bdb's bare except: a condition that raised stops its breakpoint, the exception gone. One that
+// is no Exception (a signal handler's sys.exit, KeyboardInterrupt) is kept for the program.
+void keep_escaping_or_clear() {
+    if (t_escaping.type || PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return;
+    }
+    PyErr_Fetch(&t_escaping.type, &t_escaping.value, &t_escaping.traceback);
+}
+
 // Calls that read the evaluating frame's own namespace would see the small mapping instead of
 // f_locals.
 bool names_own_namespace(PyObject* compiled) {
@@ -305,8 +323,16 @@ int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* co
 #endif
     int truth = value ? PyObject_IsTrue(value) : -1;
     Py_XDECREF(value);
-    if (truth < 0) PyErr_Clear();
+    if (truth < 0) keep_escaping_or_clear();
     return truth;
+}
+
+bool raise_escaping() {
+    Escaping& kept = t_escaping;
+    if (!kept.type) return false;
+    PyErr_Restore(kept.type, kept.value, kept.traceback);
+    kept = {};
+    return true;
 }
 
 }  // namespace dpdb::engine

@@ -31,9 +31,15 @@ PyObject* evaluable(const FrameView& view, PyObject* code, CodeInfo* info, PyObj
                     PyObject* compiled);
 
 // The truth of an evaluable condition (`compiled` its code) in the frame: 1, 0, or -1 when it
-// raised (bdb's bare except).
+// raised (bdb's bare except), with no exception set. An exception that is no Exception
+// (SystemExit from a signal handler, KeyboardInterrupt) is kept for raise_escaping.
 int truth_of(const FrameView& view, PyObject* code, CodeInfo* info, PyObject* cond,
              PyObject* compiled);
+
+// Sets the exception a condition kept (truth_of) and forgets it: true if there was one. Where
+// bdb would swallow it and stop, dpdb raises it in the program, as the program would without a
+// debugger (docs/architecture.md, "Conditions that raise").
+bool raise_escaping();
 
 // The variables `compiled` names in frames of `code` (an optimized one's: a function's), or null.
 const ConditionSlots* slots_known(PyObject* code, CodeInfo* info, PyObject* compiled);

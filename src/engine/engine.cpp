@@ -460,7 +460,7 @@ int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int
             if (event == Event::kOpcode) stop = stop && frame_trace_opcodes(frame);
             if (!stop && !info->is_bp_line(line)) return 0;
             if (!stop && event == Event::kLine && conditions_false(frame, code, info, line))
-                return 0;
+                return PyErr_Occurred() ? -1 : 0;
             int rc = 0;
             if (!s) s = adopt(frame);
             if (s && !s->quitting) rc = forward(s, frame, event, arg);

@@ -266,9 +266,9 @@ PyObject* check_breakpoint(PyObject*, PyObject*) {
         const bool optimized = reinterpret_cast<PyCodeObject*>(code)->co_flags & CO_OPTIMIZED;
         if (optimized ? conditions_false_running(code, info, site->line)
                       : conditions_false(PyEval_GetFrame(), code, info, site->line))
-            Py_RETURN_NONE;
+            return none_unless_raised();
 #else
-        if (conditions_false(running, code, info, site->line)) Py_RETURN_NONE;
+        if (conditions_false(running, code, info, site->line)) return none_unless_raised();
 #endif
     }
     PyFrameObject* frame = PyEval_GetFrame();

@@ -315,7 +315,8 @@ PyObject* line_event(PyObject* code, CodeInfo* info, int line) {
     if (!info->is_bp_line(line) && !st.any_stepping && !is_step_code(code))
         return disable_line(code);
     // Nobody steps, so bdb would look only for a breakpoint: false conditions need no frame.
-    if (!st.any_nontrivial && conditions_false_running(code, info, line)) return none();
+    if (!st.any_nontrivial && conditions_false_running(code, info, line))
+        return none_unless_raised();
     bool learning = info->all_lines;
     PyObject* result = deliver_line(code, line, Event::kLine);
     // bdb may have learned a function's first executable line from this event: the next event
@@ -398,7 +399,8 @@ PyObject* on_jump(PyObject*, PyObject* const* args, Py_ssize_t) {
     if (info->fast && info->fast->in_fast_jump(from / 2)) return disable(code);
     if (!info->is_bp_line(to_line) && !st.any_stepping && !is_step_code(code)) return disable(code);
     // As line_event: nobody steps, so false conditions need no frame object nor bdb.
-    if (!st.any_nontrivial && conditions_false_running(code, info, to_line)) return none();
+    if (!st.any_nontrivial && conditions_false_running(code, info, to_line))
+        return none_unless_raised();
     return deliver_line(code, to_line, Event::kLine);
 }
 
