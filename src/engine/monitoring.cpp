@@ -441,14 +441,14 @@ const char* backend_name() {
     return "monitoring";
 }
 
-int backend_init() {
+int backend_init(PyObject* running_frames) {
     Monitoring& m = mon();
     PyObject* sys = PyImport_ImportModule("sys");
     if (!sys) return -1;
     PyObject* monitoring = PyObject_GetAttrString(sys, "monitoring");
-    m.current_frames = PyObject_GetAttrString(sys, "_current_frames");
+    m.current_frames = Py_NewRef(running_frames);
     Py_DECREF(sys);
-    if (!monitoring || !m.current_frames) return -1;
+    if (!monitoring) return -1;
     m.disable = PyObject_GetAttrString(monitoring, "DISABLE");
     m.set_events = PyObject_GetAttrString(monitoring, "set_events");
     m.set_local_events = PyObject_GetAttrString(monitoring, "set_local_events");

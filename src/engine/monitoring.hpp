@@ -89,7 +89,7 @@ int add_local(PyObject* code, int events);
 int add_break_events(PyObject* code);
 
 // Calls `visit` (returning -1 with an exception set to stop) with the code of every frame on
-// every thread's stack.
+// every thread's stack and every suspended greenlet's (engine_init's running_frames).
 template <typename Visit>
 int for_each_running_code(Visit visit) {
     PyObject* frames = PyObject_CallNoArgs(mon().current_frames);
