@@ -62,9 +62,33 @@ def _running_loop(asyncio, stack):
 
 
 def _suspended_greenlets(stack):
-    """gevent: where the thread runs its hub, the frames of every greenlet suspended in the
+    """gevent: where the thread runs its hub, the code of every greenlet suspended in the
     process (a pause's breakpoints are due in its own thread only, so other threads' are
-    harmless). gevent keeps no list of them: the collector's is searched, once per pause."""
+    harmless)."""
+    return [f.f_code for _, frame in _greenlets_of_hub(stack) for f in outwards(frame)
+            if not in_the_loop(f.f_code)]
+
+
+def waiting_greenlet(stack):
+    """gevent: where the thread waits in its hub, the innermost frame of a greenlet of the
+    program's that waits for it, spawned ones before the main greenlet; else None."""
+    gevent = sys.modules.get("gevent")
+    found = [(not isinstance(suspended, gevent.Greenlet), frame)
+             for suspended, frame in _greenlets_of_hub(stack)
+             if any(not in_the_loop(f.f_code) for f in outwards(frame))]
+    return min(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def outwards(frame):
+    """`frame` and its callers, innermost first."""
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def _greenlets_of_hub(stack):
+    """(greenlet, innermost frame) of every greenlet suspended in the process, where a frame of
+    `stack` is gevent's hub. gevent keeps no list of them: the collector's is searched."""
     gevent = sys.modules.get("gevent")
     greenlet = sys.modules.get("greenlet")
     if gevent is None or greenlet is None:
@@ -72,13 +96,5 @@ def _suspended_greenlets(stack):
     hub_folder = os.path.join(os.path.dirname(gevent.__file__), "")
     if not any(frame.f_code.co_filename.startswith(hub_folder) for frame in stack):
         return []
-    codes = []
-    for suspended in gc.get_objects():
-        if not isinstance(suspended, greenlet.greenlet):
-            continue
-        frame = suspended.gr_frame
-        while frame is not None:
-            if not in_the_loop(frame.f_code):
-                codes.append(frame.f_code)
-            frame = frame.f_back
-    return codes
+    return [(found, found.gr_frame) for found in gc.get_objects()
+            if isinstance(found, greenlet.greenlet) and found.gr_frame is not None]

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from dpdb import _agent, _console, _debugger, _interrupting, _pause
+from dpdb import _agent, _console, _debugger, _event_loops, _interrupting, _pause
 
 # How long a thread asked to pause may run no Python line before it is taken for one that waits
 # in C: every line of its frames is armed, so a thread that runs Python has stopped by then.
@@ -42,7 +42,10 @@ def _watch(debugger, ident, frame, lasti):
             return
         if _current_frame(ident) is not frame or frame.f_lasti != lasti:
             return  # it runs Python (a call its frames did not show when the pause was armed)
-        _View(debugger, thread, console).show(frame)
+        # An idle gevent hub's thread is shown in the program's greenlet that waits, not in
+        # the hub's loop (its frames stay as they are while the thread waits, as the hub's do).
+        stack = list(_event_loops.outwards(frame))
+        _View(debugger, thread, console).show(_event_loops.waiting_greenlet(stack) or frame)
     finally:
         _console._views.pop(ident, None)
         console.done.set()

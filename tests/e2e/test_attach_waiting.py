@@ -173,11 +173,23 @@ def test_a_pause_of_an_idle_gevent_hub_lands_in_the_greenlet(dpdb, waiting):
     pytest.importorskip("gevent")  # installed by the frameworks suite
     program_ = waiting("gevent", python=sys.executable)
     session = dpdb.spawn("dpdb", "attach", "-p", str(program_.pid))
-    # The greenlet's loop, not gevent's hub: its next tick, whenever the pause was armed.
-    session.expect(r"waiting\.py\(\d+\)serve\(\)\r\n-> (while True:|if woken\.wait)")
+    session.expect(re.escape("pid %d's main thread waits in C code, in an event loop's epoll "
+                             "(epoll_wait)" % program_.pid))
+    # While the hub idles: the view is the greenlet's, at the line that waits, not the hub's
+    # loop (gevent/hub.py).
+    session.expect(r"waiting\.py\(\d+\)serve\(\)\r\n-> woken\.wait\(timeout=3600\)  # waits here")
+    session.expect(PROMPT)
+    session.sendline("p woken.is_set()")
+    session.expect(r"\r\nFalse\r\n")
+    session.expect(PROMPT)
+    # Woken, the greenlet stops at its next line, in the same session.
+    program_.wake()
+    session.expect("The wait ended: paused by dpdb")
+    session.expect(r"waiting\.py\(\d+\)serve\(\)\r\n-> woken\.clear\(\)")
     session.expect(PROMPT)
     session.sendline("c")
     finish(session)
+    program_.expect("woken")
     detach(dpdb, program_.pid)
     program_.wake()
     program_.expect("woken")

@@ -2,8 +2,7 @@
 
     waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool,
                               asyncio (an idle loop, its coroutine waiting for an asyncio.Event),
-                              gevent (an idle hub, its greenlet waiting for a gevent Event,
-                              5 times a second)
+                              gevent (an idle hub, its greenlet waiting for a gevent Event)
 
 It prints "ready PID", then waits in MODE's call (the line marked "waits here"). SIGUSR1 ends one
 wait: the call raises, and the program says "woken" on the next line and waits again. SIGTERM
@@ -111,11 +110,10 @@ def gevent_():
     gevent.signal_handler(signal.SIGUSR1, woken.set)
 
     def serve():
-        # Idle in the hub between ticks: a pause armed at any time lands at the next one.
         while True:
-            if woken.wait(timeout=0.2):  # waits here
-                woken.clear()
-                print("woken", flush=True)
+            woken.wait(timeout=3600)  # waits here (a timer keeps the loop alive)
+            woken.clear()
+            print("woken", flush=True)
 
     return lambda: gevent.spawn(serve).join()
 
