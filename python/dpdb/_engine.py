@@ -65,7 +65,6 @@ Strategies, chosen by the environment variable ``DPDB_ENGINE``:
 import bdb
 import contextlib
 import functools
-import gc
 import linecache
 import os
 import pdb
@@ -223,26 +222,11 @@ def _effective(filename, lineno, frame):
     return _bdb_effective(filename, lineno, frame)
 
 
-def _running_frames():
-    # Every thread's innermost frame, and every suspended greenlet's (gevent's, eventlet's): a
-    # greenlet switched back to resumes its frame with no PY_RESUME, so the code it runs must
-    # get its breakpoints' events when they are set (a pause of gevent's idle hub is armed in
-    # the suspended greenlets' code, and never landed). No list of greenlets is kept: the
-    # collector's is searched, where greenlet is imported, at each change of breakpoints.
-    frames = sys._current_frames()
-    greenlet = sys.modules.get("greenlet")
-    if greenlet is not None:
-        for found in gc.get_objects():
-            if isinstance(found, greenlet.greenlet) and found.gr_frame is not None:
-                frames[id(found)] = found.gr_frame
-    return frames
-
-
 def _ensure_initialised(strategy):
     global _initialised
     with _init_lock:
         if not _initialised:
-            _native.init(_canonic, _running_frames)
+            _native.init(_canonic)
             # bdb.Bdb.break_here calls it by its global name, dpdb's Debugger as bdb.effective.
             bdb.effective = _effective
             _initialised = True

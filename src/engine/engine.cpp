@@ -488,7 +488,7 @@ int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int
 
 // ---- operations used by the module ----
 
-int engine_init(PyObject* canonic, PyObject* running_frames) {
+int engine_init(PyObject* canonic) {
     State& st = state();
     if (st.initialised) {
         set_ref(st.canonic, canonic);
@@ -511,7 +511,7 @@ int engine_init(PyObject* canonic, PyObject* running_frames) {
     Py_DECREF(bdb);
     if (!st.breakpoint_class) return -1;
     set_ref(st.canonic, canonic);
-    if (backend_init(running_frames) < 0) return -1;
+    if (backend_init() < 0) return -1;
     st.initialised = true;
     return 0;
 }

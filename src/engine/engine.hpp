@@ -151,10 +151,7 @@ inline State& state() {
     return g_state;
 }
 
-// `running_frames()` returns a dict whose values are the innermost frames of every thread and
-// every suspended greenlet (a greenlet's frame resumes without PY_RESUME or a new evaluation),
-// as sys._current_frames() gives threads'.
-int engine_init(PyObject* canonic, PyObject* running_frames);
+int engine_init(PyObject* canonic);
 int engine_refresh();
 int engine_attach(PyObject* debugger);
 int engine_update(PyObject* debugger);
@@ -214,7 +211,7 @@ int handle(PyFrameObject* frame, PyObject* code, Event event, PyObject* arg, int
 
 // Backends: exactly one is compiled for a given interpreter.
 const char* backend_name();
-int backend_init(PyObject* running_frames);
+int backend_init();
 // Called after any change of breakpoints or stepping state.
 int backend_reconfigure();
 // What the strategy (DPDB_ENGINE) lets the backend use; each mechanism has a slower one to fall

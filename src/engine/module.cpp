@@ -32,12 +32,8 @@ NB_MODULE(_engine_native, m) {
         "The user's code behind a code object the engine made (3.11's swap mode gives functions "
         "patched copies while breakpoints are armed): what a pickler of code should send.");
     m.def(
-        "init",
-        [](nb::handle canonic, nb::handle running_frames) {
-            check(engine_init(canonic.ptr(), running_frames.ptr()));
-        },
-        "Set up the engine once per process; `canonic` maps co_filename to bdb's canonic form, "
-        "`running_frames()` gives the innermost frame of every thread and suspended greenlet.");
+        "init", [](nb::handle canonic) { check(engine_init(canonic.ptr())); },
+        "Set up the engine once per process; `canonic` maps co_filename to bdb's canonic form.");
     m.def(
         "attach", [](nb::handle dbg) { check(engine_attach(dbg.ptr())); },
         "Bind the calling thread to `dbg` and arm the engine for it.");

@@ -88,27 +88,50 @@ int add_local(PyObject* code, int events);
 // -1 with an exception set.
 int add_break_events(PyObject* code);
 
+// The innermost frame of every suspended greenlet (gevent's, eventlet's), where greenlet is
+// imported: switched back to, a greenlet resumes its frame with no PY_RESUME, so the code it runs
+// must get its breakpoints' events when they are set (a pause of gevent's idle hub is armed in
+// the suspended greenlets' code). No list of them is kept: the collector's is searched, in C (no
+// Python code runs, which a step would stop in). A new list, or null with an exception set.
+PyObject* suspended_greenlet_frames();
+
+// Calls `visit` (returning -1 with an exception set to stop) with the code of `top` (borrowed)
+// and of each frame that called it.
+template <typename Visit>
+int for_each_code_outwards(PyObject* top, Visit& visit) {
+    PyFrameObject* f = reinterpret_cast<PyFrameObject*>(Py_NewRef(top));
+    int rc = 0;
+    while (f && rc == 0) {
+        PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
+        rc = visit(code);
+        Py_DECREF(code);
+        PyFrameObject* back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    return rc;
+}
+
 // Calls `visit` (returning -1 with an exception set to stop) with the code of every frame on
-// every thread's stack and every suspended greenlet's (engine_init's running_frames).
+// every thread's stack and every suspended greenlet's.
 template <typename Visit>
 int for_each_running_code(Visit visit) {
     PyObject* frames = PyObject_CallNoArgs(mon().current_frames);
     if (!frames) return -1;
+    PyObject* greenlets = suspended_greenlet_frames();
+    if (!greenlets) {
+        Py_DECREF(frames);
+        return -1;
+    }
     Py_ssize_t pos = 0;
     PyObject *tid, *top;
     int rc = 0;
-    while (rc == 0 && PyDict_Next(frames, &pos, &tid, &top)) {
-        PyFrameObject* f = reinterpret_cast<PyFrameObject*>(Py_NewRef(top));
-        while (f && rc == 0) {
-            PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
-            rc = visit(code);
-            Py_DECREF(code);
-            PyFrameObject* back = PyFrame_GetBack(f);
-            Py_DECREF(f);
-            f = back;
-        }
-        Py_XDECREF(f);
-    }
+    while (rc == 0 && PyDict_Next(frames, &pos, &tid, &top))
+        rc = for_each_code_outwards(top, visit);
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(greenlets); ++i)
+        rc = for_each_code_outwards(PyList_GET_ITEM(greenlets, i), visit);
+    Py_DECREF(greenlets);
     Py_DECREF(frames);
     return rc;
 }

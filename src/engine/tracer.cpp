@@ -162,7 +162,7 @@ const char* backend_name() {
     return "tracer";
 }
 
-int backend_init(PyObject*) {
+int backend_init() {
     g_threading = PyImport_ImportModule("threading");
     if (!g_threading) return -1;
     g_thread_hook = PyCFunction_New(&thread_hook_def, nullptr);
