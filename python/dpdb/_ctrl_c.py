@@ -54,7 +54,7 @@ _DJANGO_RELOADER_CHILD = ("RUN_MAIN", "true")
 def install():
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
-    run = os.environ.get("DPDB_RUN_ID")
+    run = os.environ.get("DPDB_RUN_PID")
     if run != str(os.getppid()) and not (_is_django_reloader_child() and
                                           run == _parent_of(os.getppid())):
         signal.signal(signal.SIGINT, signal.SIG_IGN)

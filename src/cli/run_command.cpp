@@ -185,7 +185,11 @@ int run_command(const RunOptions& options) {
         return 2;
     }
     const std::string python = program_python(options.python);  // before anything to clean up
-    const std::string run_id = std::to_string(::getpid());
+    // The run's files are named by this pid (unique on this host); the id the hub scopes a run's
+    // events by is unique across hosts too: two `dpdb run` on two hosts joined to one hub can
+    // have the same pid.
+    const std::string pid = std::to_string(::getpid());
+    const std::string run_id = pid + "-" + wire::random_hex(8);
     const std::string dir = runtime_dir();
 
     std::unique_ptr<EmbeddedHub> embedded;
@@ -210,9 +214,9 @@ int run_command(const RunOptions& options) {
         const std::string program =
             options.module.empty() ? options.args.front() : "-m " + options.module;
         EmbeddedHubConfig config;
-        config.socket_path = dir + "/run-" + run_id + ".sock";
-        config.name = "run " + run_id + ": " + program;
-        config.log_path = dir + "/run-" + run_id + ".log";
+        config.socket_path = dir + "/run-" + pid + ".sock";
+        config.name = "run " + pid + ": " + program;
+        config.log_path = dir + "/run-" + pid + ".log";
         // The program and its descendants hold the agent's key and can read the secret's file
         // (they run as the user): the hub still never takes them for a client (threat model).
         config.network.job_parent = ::getpid();
@@ -221,7 +225,7 @@ int run_command(const RunOptions& options) {
         target.secret = embedded->secret();
     }
 
-    const std::string boot_dir = dir + "/run-" + run_id + ".d";
+    const std::string boot_dir = dir + "/run-" + pid + ".d";
     ::mkdir(boot_dir.c_str(), 0700);
     write_private_file(boot_dir + "/sitecustomize.py", kSiteCustomize);
 
@@ -235,6 +239,8 @@ int run_command(const RunOptions& options) {
         ::unsetenv("DPDB_TOKEN_FILE");
     }
     ::setenv("DPDB_RUN_ID", run_id.c_str(), 1);
+    // Ctrl-C pauses the program only in its first process, the child of this one (_ctrl_c.py).
+    ::setenv("DPDB_RUN_PID", pid.c_str(), 1);
     ::setenv("PYTHONBREAKPOINT", "dpdb.set_trace", 1);
     if (options.post_mortem) ::setenv("DPDB_POST_MORTEM", "1", 1);
     // Ctrl-C pauses the program rather than interrupting it only when there is a terminal to
@@ -313,7 +319,7 @@ int run_command(const RunOptions& options) {
     }
     while (program.running()) ::usleep(50 * 1000);
     remove_run_folder(boot_dir);
-    if (embedded) ::unlink((dir + "/run-" + run_id + ".log").c_str());
+    if (embedded) ::unlink((dir + "/run-" + pid + ".log").c_str());
     return *program.status;
 }
 

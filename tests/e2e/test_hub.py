@@ -7,6 +7,7 @@ import hmac
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import struct
@@ -307,6 +308,36 @@ def test_runs_joining_one_hub_each_follow_their_own_program(dpdb):
         expect_all(run, r"results \[0, 10, 20\]", "program done")
         finish(run, 0)
     assert hub.child.isalive()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="a pid namespace of its own for each run needs root and unshare")
+def test_runs_of_the_same_pid_on_one_hub_each_hear_only_their_own(dpdb):
+    """Two `dpdb run` that share a pid, as on two hosts joined to one hub (here each is pid 1 of a
+    pid namespace of its own): each console hears only its own program's sessions."""
+    hub = Hub(dpdb)
+    runs, sids = [], []
+    for _ in range(2):
+        run = dpdb.spawn("unshare", "--pid", "--fork", DPDB, "run", PROGRAM, env=hub.env)
+        run.expect(r"attached to session (\d+): ")
+        sids.append(run.match.group(1))
+        run.expect(PROMPT)
+        runs.append(run)
+    assert sids[0] != sids[1]
+    # The first console was at its prompt when the second program paused: a round trip there
+    # comes after any event the hub sent it about that pause.
+    runs[0].sendline("p first")
+    runs[0].expect(r"'first stop'")
+    runs[0].expect(PROMPT)
+    runs[0].sendline("sessions")
+    runs[0].expect(r"SESSION [^\r\n]*\r\n")
+    runs[0].expect(PROMPT)
+    assert [row.split()[0] for row in runs[0].before.splitlines() if row[:1].isdigit()] == [sids[0]]
+    assert "session %s paused" % sids[1] not in runs[0].logfile_read.getvalue()
+    for run in runs:
+        run.sendline("c")
+        expect_all(run, r"results \[0, 10, 20\]", "program done")
+        finish(run, 0)
 
 
 def test_hub_restart_gets_the_paused_session_back(dpdb):
