@@ -1,7 +1,8 @@
 """dpdb attach -p of a program whose main thread waits in C code (a sleep, a recv): the session
 comes at once, over the frames of the thread as it waits, read by a thread of dpdb's. `where`,
-`up`, `p` and `list` read them; `n` waits for the wait to end, and the stop at the thread's next
-line then continues the same session; `c` and `q` leave the thread waiting, with nothing armed."""
+`up`, `down`, `p`, `pp`, `list`, `display` and `interact` read them; `n` waits for the wait to
+end, and the stop at the thread's next line then continues the same session; `c` and `q` leave
+the thread waiting, with nothing armed."""
 
 import re
 import signal
@@ -47,6 +48,22 @@ def test_the_frames_of_a_waiting_main_thread_are_read_at_once_then_its_stop_take
     command(session, "p mode", re.escape(repr(mode)))
     # (B: the pause's breakpoints, on every line of the thread's frames, where pdb lists them.)
     command(session, "list", r"\s\d+\s+B?->\s+wait\(\)")
+    command(session, "pp {'mode': mode}", re.escape("{'mode': %r}" % mode))
+    command(session, "display mode", re.escape("display mode: %r" % mode))
+    command(session, "down", WAITING_LINE)
+    # interact reads the frames too; what it assigns stays in its own namespace.
+    session.sendline("interact")
+    session.expect(r"\*pdb interact start\*")
+    session.expect(">>> ")
+    session.sendline("mode")
+    session.expect(re.escape(repr(mode)))
+    session.expect(">>> ")
+    session.sendline("x = 1")
+    session.expect(">>> ")
+    session.sendeof()
+    session.expect(r"\*exit from pdb interact command\*")
+    session.expect(PROMPT)
+    command(session, "p 'x' in locals()", r"\r\nFalse\r\n")
 
     # A step needs the thread to run: it waits for the wait to end, then stops at the thread's
     # next line, in the same session.
