@@ -239,8 +239,9 @@ def process_state(pid):
             "fds": len(os.listdir("/proc/%d/fd" % pid))}
 
 
-# No threading, a socket, a pool of threads that all wait.
-@pytest.mark.parametrize("mode", ["sleep", "recv", "pool"])
+# Each wait: with and without threading, a socket, select, waitpid, a lock, an event, a pool of
+# threads that all wait.
+@pytest.mark.parametrize("mode", MODES)
 def test_ten_attach_and_detach_rounds_leave_the_program_as_it_was(dpdb, waiting, mode):
     program_ = waiting(mode)
     rounds = []
