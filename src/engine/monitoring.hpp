@@ -88,13 +88,6 @@ int add_local(PyObject* code, int events);
 // -1 with an exception set.
 int add_break_events(PyObject* code);
 
-// The innermost frame of every suspended greenlet (gevent's, eventlet's), where greenlet is
-// imported: switched back to, a greenlet resumes its frame with no PY_RESUME, so the code it runs
-// must get its breakpoints' events when they are set (a pause of gevent's idle hub is armed in
-// the suspended greenlets' code). No list of them is kept: the collector's is searched, in C (no
-// Python code runs, which a step would stop in). A new list, or null with an exception set.
-PyObject* suspended_greenlet_frames();
-
 // Calls `visit` (returning -1 with an exception set to stop) with the code of `top` (borrowed)
 // and of each frame that called it.
 template <typename Visit>

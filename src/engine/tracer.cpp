@@ -81,12 +81,11 @@ int set_trace(PyThreadState* ts, bool on) {
     return rc;
 }
 
-// A thread running a frame whose code holds a breakpoint without its check (it was already
-// running when the breakpoint was set) must stay traced until that frame returns, because the
-// gate only sees frames as they start or resume.
-int needs_tracing(PyThreadState* ts, bool* result) {
+namespace {
+// Whether `f` (a new reference, taken) or a frame that called it holds a breakpoint without its
+// check.
+int chain_needs_tracing(PyFrameObject* f, bool* result) {
     *result = false;
-    PyFrameObject* f = PyThreadState_GetFrame(ts);
     while (f) {
         PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(f));
         CodeInfo* info = code_info(code);
@@ -106,6 +105,29 @@ int needs_tracing(PyThreadState* ts, bool* result) {
         f = back;
     }
     return 0;
+}
+
+// Whether a suspended greenlet's frames hold a breakpoint without its check.
+int greenlets_need_tracing(bool* result) {
+    *result = false;
+    PyObject* frames = suspended_greenlet_frames();
+    if (!frames) return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && !*result && i < PyList_GET_SIZE(frames); ++i) {
+        auto* frame = reinterpret_cast<PyFrameObject*>(PyList_GET_ITEM(frames, i));
+        Py_INCREF(frame);
+        rc = chain_needs_tracing(frame, result);
+    }
+    Py_DECREF(frames);
+    return rc;
+}
+}  // namespace
+
+// A thread running a frame whose code holds a breakpoint without its check (it was already
+// running when the breakpoint was set) must stay traced until that frame returns, because the
+// gate only sees frames as they start or resume.
+int needs_tracing(PyThreadState* ts, bool* result) {
+    return chain_needs_tracing(PyThreadState_GetFrame(ts), result);
 }
 
 namespace {
@@ -194,12 +216,17 @@ int backend_reconfigure() {
     install_gate(gate);
 #endif
     if (set_thread_hook(st.armed && !gate) < 0) return -1;
+    // A suspended greenlet's frame that needs tracing resumes in a thread not known here: every
+    // thread is traced then.
+    bool greenlet_wants = false;
+    if (gate && st.armed && greenlets_need_tracing(&greenlet_wants) < 0) return -1;
     PyInterpreterState* interp = PyThreadState_Get()->interp;
     for (PyThreadState* ts = PyInterpreterState_ThreadHead(interp); ts;
          ts = PyThreadState_Next(ts)) {
         if (ts->c_tracefunc && ts->c_tracefunc != tracer) continue;
         bool want = st.armed;
         if (gate && needs_tracing(ts, &want) < 0) return -1;
+        want = want || greenlet_wants;
         if (want != (ts->c_tracefunc == tracer) && set_trace(ts, want) < 0) return -1;
     }
     if (st.armed) unsilence_traced_frames();

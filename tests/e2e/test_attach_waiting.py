@@ -182,13 +182,6 @@ def test_a_pause_of_an_idle_gevent_hub_lands_in_the_greenlet(dpdb, waiting):
     session.sendline("p woken.is_set()")
     session.expect(r"\r\nFalse\r\n")
     session.expect(PROMPT)
-    if sys.version_info < (3, 12):
-        # Not yet: a greenlet switched back to resumes its frame without the gate's evaluation
-        # or the tracer, so the pause armed in its code does not land (issue 26).
-        session.sendline("c")
-        finish(session)
-        detach(dpdb, program_.pid)
-        return
     # Woken, the greenlet stops at its next line, in the same session.
     program_.wake()
     session.expect("The wait ended: paused by dpdb")
