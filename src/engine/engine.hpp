@@ -153,14 +153,6 @@ inline State& state() {
 
 int engine_init(PyObject* canonic);
 
-// The innermost frame of every suspended greenlet (gevent's, eventlet's), where greenlet is
-// imported: switched back to, a greenlet resumes its frame with no PY_RESUME (3.12+) and no new
-// evaluation by the gate (3.9-3.11), so the code it runs must get its breakpoints' events when they
-// are set (a pause of gevent's idle hub is armed in the suspended greenlets' code). No list of them
-// is kept: the collector's is searched, in C (no Python code runs, which a step would stop in). A
-// new list, or null with an exception set.
-PyObject* suspended_greenlet_frames();
-
 int engine_refresh();
 int engine_attach(PyObject* debugger);
 int engine_update(PyObject* debugger);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/greenlets.hpp"
 
 namespace dpdb::engine {
 

@@ -12,6 +12,7 @@
 #include "engine/condition_guard.hpp"
 #include "engine/engine.hpp"
 #include "engine/frame_access.hpp"
+#include "engine/greenlets.hpp"
 #include "engine/legacy.hpp"
 #include "engine/patch.hpp"
 
