@@ -379,33 +379,41 @@ def test_messages_a_process_could_not_send_are_counted(dpdb):
     finish(run)
 
 
+def noting_big_messages(dpdb, name, making):
+    """A hub, and under `dpdb run` a program whose line 4 is noted with messages of 4 KB: it
+    waits for a line on its stdin, then runs `making` (its source, from `import sys`)."""
+    hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
+    script = os.path.join(dpdb.root, name + ".py")
+    with open(script, "w") as f:
+        f.write("import sys\n"
+                "text = 'x' * 4000\n"
+                "def note(i):\n"
+                "    return i  # the noted line\n"
+                "print('%s ready', flush=True)\n"
+                "sys.stdin.readline()\n" % name + making)
+    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
+    run.expect(name + " ready")
+    added = dpdb.run("dpdb", "break", name + ".py:4", "--log", "{i} {text}", env=hub.env)
+    assert "armed in 1 process" in added.stdout, added.stdout
+    return hub, run
+
+
 def test_a_hub_that_stopped_reading_does_not_hold_the_end_of_a_process(dpdb):
     # The hub is stopped (SIGSTOP) on its Unix socket, where no heartbeat is kept to notice it.
     # The sender writes the first messages into the socket and goes idle; the process then makes
     # more than the socket can hold and ends at once, so the end's own flush is the one that
     # finds the socket full. It gives up within its bound and drops the connection: the process
     # ends, with its own status, while the hub is still stopped.
-    hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
-    script = os.path.join(dpdb.root, "stopped_hub.py")
-    with open(script, "w") as f:
-        f.write("import sys, time\n"
-                "text = 'x' * 4000\n"
-                "def note(i):\n"
-                "    return i  # the noted line\n"
-                "print('stopped hub ready', flush=True)\n"
-                "sys.stdin.readline()\n"
-                "for i in range(10):\n"
-                "    note(i)\n"
-                "time.sleep(1)\n"
-                # Quicker than the sender's wake-up, and more than the socket holds.
-                "for i in range(10, 110):\n"
-                "    note(i)\n"
-                "print('all made', flush=True)\n"
-                "sys.exit(3)\n")
-    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
-    run.expect("stopped hub ready")
-    added = dpdb.run("dpdb", "break", "stopped_hub.py:4", "--log", "{i} {text}", env=hub.env)
-    assert "armed in 1 process" in added.stdout, added.stdout
+    hub, run = noting_big_messages(dpdb, "stopped_hub",
+                                   "import time\n"
+                                   "for i in range(10):\n"
+                                   "    note(i)\n"
+                                   "time.sleep(1)\n"
+                                   # Quicker than the sender's wake-up, more than the socket holds.
+                                   "for i in range(10, 110):\n"
+                                   "    note(i)\n"
+                                   "print('all made', flush=True)\n"
+                                   "sys.exit(3)\n")
     hub.child.kill(signal.SIGSTOP)
     try:
         run.sendline("")
@@ -426,28 +434,17 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
     # how many it could not send. The hub, let go on again, reads that batch and then the
     # `exiting` (or `crash`) message with the same count, which `dpdb logs` shows as a line of
     # that process.
-    hub = Hub(dpdb, "--state-dir", os.path.join(dpdb.root, "state"))
-    script = os.path.join(dpdb.root, "slow_hub.py")
-    with open(script, "w") as f:
-        f.write("import sys\n"
-                "text = 'x' * 4000\n"
-                "def note(i):\n"
-                "    return i  # the noted line\n"
-                "print('slow hub ready', flush=True)\n"
-                "sys.stdin.readline()\n"
-                "for i in range(20000):\n"
-                "    note(i)\n"
-                "print('all made', flush=True)\n"
-                # The sender, woken by the first message, is then blocked writing its batch to
-                # the stopped hub, as the end comes; were the end to find it idle, the end's
-                # own flush would be the one blocked.
-                "import time\ntime.sleep(1)\n"
-                + ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
-                   if ending == "SIGSEGV" else ""))
-    run = dpdb.spawn("dpdb", "run", script, env=dict(hub.env, DPDB_LOG_RATE="1000000"))
-    run.expect("slow hub ready")
-    added = dpdb.run("dpdb", "break", "slow_hub.py:4", "--log", "{i} {text}", env=hub.env)
-    assert "armed in 1 process" in added.stdout, added.stdout
+    hub, run = noting_big_messages(
+        dpdb, "slow_hub",
+        "for i in range(20000):\n"
+        "    note(i)\n"
+        "print('all made', flush=True)\n"
+        # The sender, woken by the first message, is then blocked writing its batch to the
+        # stopped hub, as the end comes (the end's own flush finding the socket full is the
+        # test above).
+        "import time\ntime.sleep(1)\n"
+        + ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+           if ending == "SIGSEGV" else ""))
     hub.child.kill(signal.SIGSTOP)
     try:
         run.sendline("")
