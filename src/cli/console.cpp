@@ -264,7 +264,8 @@ void Console::drop_typed_for_ended_session() {
     if (interactive_ && ::ioctl(STDIN_FILENO, FIONREAD, &typed_ahead) == 0 && typed_ahead > 0) {
         ::tcflush(STDIN_FILENO, TCIFLUSH);
     }
-    if (typed_ahead > 0 || dropped_partial_line_) {
+    const bool taken_ahead = editor_ && editor_->drop_typed_ahead();
+    if (typed_ahead > 0 || taken_ahead || dropped_partial_line_) {
         say("dropped what was typed for session " + std::to_string(ended_under_typing_) +
             ", which ended before it was sent; it goes to no other session");
     }

@@ -1,6 +1,8 @@
 #include "cli/line_editor.hpp"
 
 #include <histedit.h>
+#include <poll.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,6 +63,12 @@ LineEditor::~LineEditor() {
 std::optional<std::string> LineEditor::read_line(const std::string& prompt) {
     prompt_ = prompt;
     editing_ = true;
+    take_typed_ahead();
+    // libedit draws the prompt first and only then leaves the cooked mode (waiting for the prompt
+    // to drain): a Ctrl-D typed as soon as the prompt shows met the cooked mode, which keeps it as
+    // an end of file that reads as a NUL once raw, and the line never ended. The edit mode comes
+    // first now.
+    el_set(el_, EL_PREP_TERM, 1);
     int count = 0;
     const char* line = el_gets(el_, &count);
     editing_ = false;
@@ -87,6 +95,39 @@ void LineEditor::print_above(const std::string& text, bool redraw) {
     if (redraw) el_set(el_, EL_REFRESH);
 }
 
+bool LineEditor::drop_typed_ahead() {
+    const bool any = !typed_ahead_.empty();
+    typed_ahead_.clear();
+    return any;
+}
+
+// What was typed before this line's prompt (the next command typed ahead, a Ctrl-D pressed while
+// the last line was sent) waits in the cooked mode's lines, where the terminal has already taken
+// the Ctrl-D as an end of file. Read now, in that mode, the Ctrl-D comes back as the key it was.
+void LineEditor::take_typed_ahead() {
+    termios modes{};
+    if (::tcgetattr(STDIN_FILENO, &modes) != 0 || (modes.c_lflag & ICANON) == 0) return;
+    // Bounded: each read takes one line or one end of file; a terminal buffers a few KB.
+    for (int reads = 0; reads < 256; ++reads) {
+        pollfd typed{STDIN_FILENO, POLLIN, 0};
+        if (::poll(&typed, 1, 0) != 1 || typed.revents != POLLIN) return;  // none, or hung up
+        char buffer[4096];
+        const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n < 0) return;
+        typed_ahead_.append(buffer, static_cast<std::size_t>(n));
+        // A cooked read ends at a line's end, or short of one where Ctrl-D ended it.
+        const bool line_end = n > 0 && (buffer[n - 1] == '\n' || n == sizeof buffer);
+        if (!line_end) typed_ahead_.push_back(modes.c_cc[VEOF]);
+    }
+}
+
+std::optional<unsigned char> LineEditor::next_byte() {
+    if (typed_ahead_.empty()) return source_();
+    const auto byte = static_cast<unsigned char>(typed_ahead_.front());
+    typed_ahead_.erase(0, 1);
+    return byte;
+}
+
 void LineEditor::resize() {
     el_resize(el_);
 }
@@ -96,7 +137,7 @@ int LineEditor::read_char(editline* el, wchar_t* out) {
     el_get(el, EL_CLIENTDATA, &self);
     std::mbstate_t state{};
     for (;;) {
-        const auto byte = self->source_();
+        const auto byte = self->next_byte();
         if (!byte) return 0;
         const char c = static_cast<char>(*byte);
         const std::size_t n = std::mbrtowc(out, &c, 1, &state);

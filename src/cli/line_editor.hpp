@@ -37,17 +37,23 @@ class LineEditor {
     // Call after the terminal changed size.
     void resize();
     bool editing() const { return editing_; }
+    // Forgets what was typed ahead of the line to come (its session ended); true if anything was.
+    bool drop_typed_ahead();
 
   private:
     static int read_char(editline* el, wchar_t* out);
     static unsigned char complete(editline* el, int key);
     static const char* prompt_text(editline* el);
     unsigned char complete_here();
+    void take_typed_ahead();
+    std::optional<unsigned char> next_byte();
 
     ByteSource source_;
     Completer completer_;
     std::string history_path_;
     std::string prompt_;
+    // Bytes typed while the terminal was in its cooked mode, read before they could be mangled.
+    std::string typed_ahead_;
     editline* el_ = nullptr;
     history* history_ = nullptr;
     bool editing_ = false;

@@ -51,6 +51,19 @@ def test_the_frames_of_a_waiting_main_thread_are_read_at_once_then_its_stop_take
     command(session, "pp {'mode': mode}", re.escape("{'mode': %r}" % mode))
     command(session, "display mode", re.escape("display mode: %r" % mode))
     command(session, "down", WAITING_LINE)
+    # interact reads the frames too; what it assigns stays in its own namespace. Its Ctrl-D comes
+    # as soon as the prompt shows, as a quick user's would.
+    session.sendline("interact")
+    session.expect(r"\*(pdb interact start|interactive)\*")  # (3.9-3.12: interactive)
+    session.expect(">>> ")
+    session.sendline("mode")
+    session.expect(re.escape(repr(mode)))
+    session.expect(">>> ")
+    session.sendline("x = 1")
+    session.expect(r"x = 1\r\n[^\r\n]*>>> ")
+    session.sendeof()
+    session.expect(PROMPT)
+    command(session, "p 'x' in locals()", r"\r\nFalse\r\n")
 
     # A step needs the thread to run: it waits for the wait to end, then stops at the thread's
     # next line, in the same session.

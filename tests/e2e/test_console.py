@@ -1,6 +1,6 @@
-"""The client's prompt: line editing, completion answered by the remote pdb, history across runs,
-Ctrl-C that only clears the line (or interrupts a command that runs too long), and the
-terminal's width reaching pp."""
+"""The client's prompt: line editing, keys typed ahead of a prompt, completion answered by the
+remote pdb, history across runs, Ctrl-C that only clears the line (or interrupts a command that
+runs too long), and the terminal's width reaching pp."""
 
 import os
 import re
@@ -88,6 +88,27 @@ def test_line_editing(dpdb):
     run = stopped(dpdb)
     run.send("p 3" + LEFT + "1" + "\x01" + "\x05" + " + 100\r")  # Ctrl-A, Ctrl-E
     run.expect(r"\r\n113\r\n")
+    run.expect(PROMPT)
+    end(run)
+
+
+def test_keys_typed_before_the_prompt_shows_are_taken_as_typed(dpdb):
+    # Between two lines the terminal is in its cooked mode, which takes a Ctrl-D as an end of file
+    # and gave it back as a NUL once the editor made it raw: interact never ended. Here each key is
+    # typed while the line before it still runs, before its prompt shows.
+    run = stopped(dpdb)
+    run.sendline("interact")
+    run.expect(">>> ")
+    run.send("x = 1; import time; time.sleep(0.5)\r")
+    run.expect("sleep\\(0.5\\)\r\n")  # the line has gone to the program, which runs it
+    run.sendcontrol("d")
+    run.expect(PROMPT)
+    # interact's names stay in its own namespace, as in pdb; a command typed ahead is taken too.
+    run.send("p ('x' in locals(), __import__('time').sleep(0.5))[0]\r")
+    run.expect(r"sleep\(0.5\)\)\[0\]\r\n")
+    run.send("p 6 * 7\r")
+    run.expect(r"\r\nFalse\r\n")
+    run.expect(r"\r\n42\r\n")
     run.expect(PROMPT)
     end(run)
 
