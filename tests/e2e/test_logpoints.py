@@ -58,6 +58,11 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
                      env=dict(hub.env, DPDB_TAGS="role=pipeline"))
     run.expect(r"pipeline ready (\d+) (\d+) (\d+) (\d+)")
     main, forked, spawned, store = (int(p) for p in run.match.groups())
+    # The store is a subprocess the program does not wait for: "ready" can come before it has
+    # reached the hub, and `dpdb break` counts only the processes its hub knows (failed in CI on
+    # 3.12: "not loaded in the 3 that answered", the store listed 0.3 s later).
+    wait_until(lambda: {main, forked, spawned, store} <= listed_pids(dpdb, hub),
+               "the pipeline's 4 processes in dpdb ps")
 
     # While every process runs: a field that raises, and a condition that filters.
     parsed = line_of(STAGES, "stage 2: parsed")
@@ -149,6 +154,12 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
     assert logs(dpdb, env=again.env) == messages
     listed = dpdb.run("dpdb", "break", "--list", env=again.env).stdout
     assert 'log "recv {request}: {len(rows)} rows"' in listed, listed
+
+
+def listed_pids(dpdb, hub):
+    done = dpdb.run("dpdb", "ps", "--json", env=hub.env)
+    assert done.returncode == 0, done.stderr
+    return {p["pid"] for p in json.loads(done.stdout)}
 
 
 def wait_for_messages(dpdb, hub, count):
