@@ -149,8 +149,13 @@ def test_a_conditional_breakpoint_armed_while_the_program_waits_leaves_its_own_s
 def test_a_logpoint_armed_and_cleared_on_a_hot_line_never_pauses_and_logs_every_time(dpdb):
     # The breakpoint was filed before its message was attached: a thread that reached the line
     # in between stopped, as at a plain breakpoint (20 of 24 armings on such a line).
+    # At most 10 messages a second from each (DPDB_LOG_RATE): at the default 200 the 4 made 800
+    # a second, which piled up round after round, and each check below reads every message the
+    # hub keeps. Under load a check took 7 s at round 10 (27,000 messages) and 16-19 s at the
+    # hub's 100,000, two of them 37 s in round 18 (failed in CI on 3.11 past its 30 s wait). The
+    # line still runs 500 times a second: past the budget, its messages are dropped in C.
     stop = os.path.join(dpdb.root, "stop")
-    run = dpdb.spawn("dpdb", "run", trust("hot.py"), stop)
+    run = dpdb.spawn("dpdb", "run", trust("hot.py"), stop, env={"DPDB_LOG_RATE": "10"})
     run.expect("hot ready")
     running(dpdb, 4)
     line = line_of(trust("hot.py"), "the hot line")
