@@ -58,9 +58,9 @@ def test_logpoints_follow_requests_through_every_process(dpdb):
                      env=dict(hub.env, DPDB_TAGS="role=pipeline"))
     run.expect(r"pipeline ready (\d+) (\d+) (\d+) (\d+)")
     main, forked, spawned, store = (int(p) for p in run.match.groups())
-    # The store is a subprocess the program does not wait for: "ready" can come before it has
-    # reached the hub, and `dpdb break` counts only the processes its hub knows (failed in CI on
-    # 3.12: "not loaded in the 3 that answered", the store listed 0.3 s later).
+    # "ready" says every process runs its code, not that each has reached the hub: `dpdb break`
+    # counts only the processes its hub knows (failed in CI on 3.12: "not loaded in the 3 that
+    # answered", the store listed 0.3 s later; and once "in the 4": the store not yet in its code).
     wait_until(lambda: {main, forked, spawned, store} <= listed_pids(dpdb, hub),
                "the pipeline's 4 processes in dpdb ps")
 

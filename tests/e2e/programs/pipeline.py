@@ -32,6 +32,7 @@ def main():
     for inbox in inboxes:  # every parser is up before the test goes on
         inbox.put(("warm-up", []))
         results.get()
+    store.stdout.readline()  # and the store runs its code
     print("pipeline ready", os.getpid(), *(p.pid for p in parsers), store.pid, flush=True)
     while not os.path.exists(go):
         time.sleep(0.02)

@@ -9,6 +9,7 @@ def store(request, total):
     return stored  # stage 3: stored
 
 
+print("store ready", flush=True)  # its code runs: a breakpoint in it is armed at once
 for line in sys.stdin:
     request, total = line.split()
     print(request, store(request, int(total)), flush=True)
