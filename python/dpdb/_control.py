@@ -100,6 +100,9 @@ class _Control:
         while True:
             event = _agent.wait_control(_RECHECK_SECONDS)
             try:
+                # A signal handler the main thread did not run before it blocked (CPython's
+                # race, which dpdb's threads widen): its wait is interrupted (agent/signal_kick).
+                _agent.kick_overdue_signal()
                 if _pause.any_asked() and not _pause.debugged():
                     _pause.drop_all(self.debugger)  # `q` in another thread's session
                 if _pause.any_done():

@@ -20,6 +20,7 @@
 #include "agent/log_queue.hpp"
 #include "agent/own_threads.hpp"
 #include "agent/signal_actions.hpp"
+#include "agent/signal_kick.hpp"
 
 namespace nb = nanobind;
 using dpdb::agent::Link;
@@ -206,6 +207,7 @@ NB_MODULE(_agent, m) {
         const auto ident = nb::cast<unsigned long>(thread.attr("ident"));
         dpdb::agent::name_own_thread(static_cast<pthread_t>(ident), role.c_str());
     });
+    m.def("kick_overdue_signal", [] { return dpdb::agent::kick_overdue_signal(); });
     m.def("stacks_started", [](std::int64_t req) { dpdb::agent::stacks_started(req); });
     m.def("stacks_answered", [](std::int64_t req) { dpdb::agent::stacks_answered(req); });
     m.def("log_budget_rate", [](double per_second) { dpdb::agent::log_budget_rate(per_second); });

@@ -195,6 +195,18 @@ def test_a_pause_of_an_idle_gevent_hub_lands_in_the_greenlet(dpdb, waiting):
     program_.expect("woken")
 
 
+def test_a_sigterm_whose_handler_waits_for_a_blocked_main_thread_still_ends_it(dpdb, waiting):
+    # Another thread of the program took SIGTERM: CPython's C handler noted it there, and the main
+    # thread, in a lock's wait that nothing interrupts, would wait for ever to run the Python
+    # handler. It is the state a SIGTERM that lands just before the main thread blocks leaves,
+    # which dpdb's threads made likely (issue 26: a detached process hung on SIGTERM). The agent
+    # interrupts the wait, detached too, and the program's handler ends it.
+    program_ = waiting("lock_term_elsewhere")
+    attach_no_pause(dpdb, program_.pid)
+    detach(dpdb, program_.pid)
+    program_.terminate()
+
+
 def test_a_master_in_waitpid_is_attached_with_its_child_as_a_tree(dpdb, waiting):
     # A pre-fork server's master: its main thread waits for its child, which sleeps.
     master = waiting("waitpid")

@@ -2,7 +2,9 @@
 
     waiting.py MODE     MODE: sleep, sleep_threading, recv, select, waitpid, lock, event, pool,
                               asyncio (an idle loop, its coroutine waiting for an asyncio.Event),
-                              gevent (an idle hub, its greenlet waiting for a gevent Event)
+                              gevent (an idle hub, its greenlet waiting for a gevent Event),
+                              lock_term_elsewhere (a lock, SIGTERM blocked in the main thread:
+                              a thread of the program's takes it, and the wait goes on)
 
 It prints "ready PID", then waits in MODE's call (the line marked "waits here"). SIGUSR1 ends one
 wait: the call raises, and the program says "woken" on the next line and waits again. SIGTERM
@@ -71,6 +73,17 @@ def lock():
     return lambda: held.acquire()  # waits here
 
 
+def lock_term_elsewhere():
+    import threading
+
+    # CPython's handler runs in whichever thread the kernel gives SIGTERM to; only the main
+    # thread runs the Python handler, at its next check, which a wait makes only when a signal
+    # interrupts it. The state one signal that lands just before the main thread blocks leaves.
+    threading.Thread(target=time.sleep, args=(3600,), name="takes-sigterm", daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])  # after: threads inherit it
+    return lock()
+
+
 def event():
     import threading
 
@@ -128,7 +141,7 @@ signal.signal(signal.SIGUSR1, on_usr1)
 signal.signal(signal.SIGTERM, on_term)
 modes = {"sleep": sleep, "sleep_threading": sleep_threading, "recv": recv, "select": select_,
          "waitpid": waitpid, "lock": lock, "event": event, "pool": pool, "asyncio": asyncio_,
-         "gevent": gevent_}
+         "gevent": gevent_, "lock_term_elsewhere": lock_term_elsewhere}
 wait = modes[mode]()
 if mode != "asyncio":  # its loop says so once it runs
     print("ready", os.getpid(), flush=True)
