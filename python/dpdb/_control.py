@@ -125,10 +125,12 @@ class _Control:
                     _agent.stacks_answered(message["req"])
                     _agent.send_process("stacks_reply", json.dumps(reply))
                 elif kind == "pause":
+                    asked = 0
                     try:
-                        self.pause(message.get("all_threads", False), message.get("view", False))
+                        asked = self.pause(message.get("all_threads", False),
+                                           message.get("view", False))
                     finally:  # the client waits for this before it says or does anything more
-                        _agent.send_process("pause_armed", "{}")
+                        _agent.send_process("pause_armed", json.dumps({"threads": asked}))
                 elif kind == "interrupt":
                     _console.interrupt(message["sid"])
                 elif kind == "release":
@@ -169,10 +171,13 @@ class _Control:
         return self.debugger
 
     def pause(self, all_threads, view):
+        """Returns how many threads are asked to pause."""
         debugger = self.holder()
-        for ident, frame in _pause.ask(debugger, all_threads):
+        asked = _pause.ask(debugger, all_threads)
+        for ident, frame in asked:
             if view:  # one that waits in C code gets its session at once, over its frames
                 _waiting_view.watch(debugger, ident, frame)
+        return len(asked)
 
 
 def _gil_role(gil, holder, ident, native_id):

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -41,6 +42,10 @@ constexpr auto kGilNotice = std::chrono::seconds(1);
 constexpr auto kSessionNotice = std::chrono::milliseconds(1500);
 // The innermost frames of a waiting main thread shown with that notice.
 constexpr std::size_t kWaitingFramesShown = 6;
+// With every thread paused, how long after the main thread's session the others' may take to
+// reach the hub (a waiting one's view opens 0.2 s after the pause; one that runs Python stops at
+// its next line): the prompt says how many there are, not how many had arrived.
+constexpr auto kOthersWait = std::chrono::seconds(3);
 constexpr int kListTimeoutMs = 5000;
 
 // Ctrl-C while the attach waits (for the process to start the agent, or to pause): the attach is
@@ -303,9 +308,12 @@ class WaitNotice {
 
 // The session of `pid`'s main thread once it has one (after a pause, or the view of a main thread
 // that waits in C code); 0 if it exited first, -1 if Ctrl-C ended the wait. With every thread
-// paused, `others` gets how many of its other threads have a session then.
-std::int64_t wait_for_session(const HubTarget& hub, pid_t pid, std::size_t* others) {
+// paused (`asked` of them), `others` gets how many of its other threads have a session then,
+// waited for a little (kOthersWait) once the main thread has its own.
+std::int64_t wait_for_session(const HubTarget& hub, pid_t pid, std::size_t asked,
+                              std::size_t* others) {
     const auto started = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> main_since;
     WaitNotice notice(pid);
     for (;;) {
         const auto listing = list_hub(hub, kListTimeoutMs);
@@ -320,7 +328,9 @@ std::int64_t wait_for_session(const HubTarget& hub, pid_t pid, std::size_t* othe
             if (s.value("reason", std::string()) == "waiting") notice.for_view();
             main_thread = s.value("sid", std::int64_t{0});
         }
-        if (main_thread != 0) {
+        const auto now = std::chrono::steady_clock::now();
+        if (main_thread != 0 && !main_since) main_since = now;
+        if (main_thread != 0 && (of_pid >= asked || now - *main_since > kOthersWait)) {
             *others = of_pid - 1;
             return main_thread;
         }
@@ -424,7 +434,12 @@ int attach_process_command(const std::string& hub_address, const AttachProcessOp
         return 1;
     }
     std::size_t others = 0;
-    const auto session = wait_for_session(hub, options.pid, &others);
+    // An older agent does not say how many threads it asked: then only the main thread's session
+    // is waited for.
+    const auto asked = paused.has("data") && paused["data"].is_object()
+                           ? paused["data"].value("threads", std::size_t{1})
+                           : std::size_t{1};
+    const auto session = wait_for_session(hub, options.pid, asked, &others);
     if (session < 0) return undo_attach(hub, {options.pid});
     if (session == 0) {
         std::fprintf(stderr, "dpdb: pid %d exited before it paused\n", options.pid);

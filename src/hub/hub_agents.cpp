@@ -57,7 +57,11 @@ void HubImpl::from_agent(const ConnectionPtr& agent, const Message& message) {
         return;
     }
     if (type == "pause_armed") {
-        answer_orders(agent->id(), "pause", " pauses at its next Python line");
+        // How many threads the pause asked (dpdb attach -p --all-threads waits for their
+        // sessions); an older agent's says nothing.
+        Json data = Json::object();
+        if (message.has("threads")) data["threads"] = message["threads"];
+        answer_orders(agent->id(), "pause", " pauses at its next Python line", true, data);
         return;
     }
     if (type == "exec_failed") {

@@ -143,9 +143,10 @@ class HubImpl : public std::enable_shared_from_this<HubImpl> {
                               std::uint64_t agent, const std::string& order,
                               const std::string& unconfirmed);
 
-    // Answers every client waiting for `order` ("" for any) from the agent on `connection`.
+    // Answers every client waiting for `order` ("" for any) from the agent on `connection`, with
+    // what the agent said of it as the result's data.
     void answer_orders(std::uint64_t connection, const std::string& order, const std::string& how,
-                       bool ok = true);
+                       bool ok = true, const Json& data = Json::object());
 
     void log_request(const ConnectionPtr& client, const Message& message);
 

@@ -174,7 +174,7 @@ void HubImpl::order_awaiting_agent(const ConnectionPtr& client, const Message& m
 }
 
 void HubImpl::answer_orders(std::uint64_t connection, const std::string& order,
-                            const std::string& how, bool ok) {
+                            const std::string& how, bool ok, const Json& data) {
     const auto it = awaited_orders_.find(connection);
     if (it == awaited_orders_.end()) return;
     auto& waiting = it->second;
@@ -186,7 +186,7 @@ void HubImpl::answer_orders(std::uint64_t connection, const std::string& order,
             client->send(make("result", {{"id", awaited->request},
                                          {"ok", ok},
                                          {"message", "pid " + std::to_string(awaited->pid) + how},
-                                         {"data", Json::object()}}));
+                                         {"data", data}}));
         }
     }
     waiting.erase(answered, waiting.end());
