@@ -63,10 +63,25 @@ class Waiting:
         os.kill(self.pid, signal.SIGUSR1)
 
     def terminate(self):
-        """SIGTERM: the program's own handler ends it with its own status."""
+        """SIGTERM: the program's own handler ends it with its own status. Sent once the main
+        thread waits again: a handler's sys.exit that lands inside threading's Condition.wait, on
+        its way into the wait, can make it release its lock twice (CPython's hazard, status 1)."""
+        wait_until(self.main_thread_blocked, "pid %d's main thread in its wait" % self.pid)
         os.kill(self.pid, signal.SIGTERM)
         self.expect("terminated")
         assert self.process.wait(timeout=TIMEOUT) == 7
+
+    def main_thread_blocked(self, polls=3):
+        """Whether the main thread has slept in one system call for `polls` looks 20 ms apart."""
+        seen = set()
+        for _ in range(polls):
+            try:
+                with open("/proc/%d/task/%d/syscall" % (self.pid, self.pid)) as call:
+                    seen.add(call.read().split()[0])
+            except OSError:
+                return True  # it has ended: nothing more to wait for
+            time.sleep(0.02)
+        return len(seen) == 1 and "running" not in seen
 
     def kill(self):
         if self.process.poll() is None:
