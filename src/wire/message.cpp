@@ -101,8 +101,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // a detach that said "breakpoints out" left).
         {"released", {}},
         // Agent -> hub: the pause asked is armed (the hub answers the client's pause_process
-        // then, so that nothing the user does next can run before it).
-        {"pause_armed", {}},
+        // then, so that nothing the user does next can run before it), for `threads` threads.
+        {"pause_armed", {{"threads", Kind::Int, false}}},
         // Debug it again after a release or `q` (dpdb attach -p of a process that has the agent).
         {"debug", {}},
         // Release it, then SIGTERM (an IDE's terminate request).

@@ -603,10 +603,12 @@ TEST_F(HubTest, APauseIsAnsweredOnceTheProcessSaysItIsArmed) {
     ASSERT_TRUE(client->send(make("release_process", {{"id", 10}, {"pid", 4301}})));
     ASSERT_TRUE(
         client->send(make("pause_process", {{"id", 11}, {"pid", 4301}, {"all_threads", true}})));
-    ASSERT_TRUE(agent->send(make("pause_armed")));
+    ASSERT_TRUE(agent->send(make("pause_armed", {{"threads", 5}})));
     const auto paused = wait_for_type(*client, "result");
     ASSERT_TRUE(paused.has_value());
     EXPECT_EQ(paused->num("id"), 11);
+    // How many threads it asked reaches the client (attach -p --all-threads waits for them).
+    EXPECT_EQ((*paused)["data"].value("threads", 0), 5);
     // The process ends before it says the release is done: answered, as a failure.
     agent.reset();
     const auto ended = wait_for_type(*client, "result");
