@@ -322,11 +322,16 @@ def child(config, benchmarks, name, size, line, condition, unreached):
     print(json.dumps({"seconds": elapsed, "stops": len(stops), "hits": hits}))
 
 
-def run_child(python, pythonpath, args, engine=None):
-    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else dict(os.environ)
+def run_child(python, pythonpath, args, engine=None, prefix=(), env=None):
+    """The child's JSON line. prefix: a command the interpreter runs under (bench/instructions.py's
+    valgrind); env: variables of its own."""
+    env = dict(os.environ, **(env or {}))
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     if engine:
         env["DPDB_ENGINE"] = engine
-    done = subprocess.run([python, os.path.abspath(__file__)] + [str(arg) for arg in args],
+    done = subprocess.run(list(prefix) + [python, os.path.abspath(__file__)] +
+                          [str(arg) for arg in args],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
     if done.returncode != 0:
@@ -341,10 +346,10 @@ class Program:
         self.python, self.pythonpath = python, pythonpath
         self.benchmarks, self.name, self.hot = benchmarks, name, hot
 
-    def seconds(self, config, size, condition=None, engine=None):
+    def seconds(self, config, size, condition=None, engine=None, prefix=(), env=None):
         result = run_child(self.python, self.pythonpath, [
             "--child", config, self.benchmarks, self.name, size, self.hot["line"],
-            condition or "", self.hot["unreached"]], engine)
+            condition or "", self.hot["unreached"]], engine, prefix, env)
         if config not in ("bare", "line_event") and (result["stops"] != 1 or not result["hits"]):
             raise RuntimeError("%s %s on line %d, %r: %d stops, %s hits (want 1 stop, hits)" % (
                 self.name, config, self.hot["line"], condition, result["stops"],
