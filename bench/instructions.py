@@ -19,7 +19,8 @@ for every one) the same way, through programs.py's own child: bare against dpdb_
 breakpoint on a line of the program's file that never runs, in the hot line's code object where
 there is one), K sized so that the bare run takes about T ms outside valgrind (calibrated like
 programs.py, default 20). --keep DIR keeps the callgrind outputs (DIR/NAME-CONFIG-SIZE.out), for
-callgrind_annotate.
+callgrind_annotate. The hot and unreached lines are found by the interpreter running this script
+(3.10+), as programs.py finds them with its first.
 """
 import argparse
 import os
@@ -96,7 +97,9 @@ def measure_programs(python, pythonpath, args):
     print("|" + "---|" * (3 + len(engines)))
     ratios = {e: [] for e in engines}
     for name in args.programs:
-        hot = programs.run_child(python, pythonpath, ["--profile", benchmarks, name])
+        # Profiled by this script's interpreter, as programs.py profiles with its first one:
+        # finding the code objects of a line needs co_lines() (3.10+).
+        hot = programs.run_child(sys.executable, "", ["--profile", benchmarks, name])
         program = programs.Program(python, pythonpath, benchmarks, name, hot)
         size = program.calibrate(args.milliseconds / 1000.0)
         bare = program_cost(program, "bare", size, None, args.keep)
