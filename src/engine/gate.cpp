@@ -202,10 +202,12 @@ void restore_code(EvalFrame f, const CodeInfo* info) {
 }
 
 // Runs at every call and resume of every frame while the gate is installed, so its common case
-// (code of a file without breakpoints that is no patched copy, already classified this
-// generation, no trace function wanted on this frame or on the thread) is a handful of loads before
-// the default evaluator, which it calls as a tail call: on 3.9 a breakpoint in another file cost
-// call-heavy code ~110 instructions a call through gate_eval_full, ~15 this way.
+// (code that is no patched copy and has none, already classified this generation, no trace
+// function wanted on this frame or on the thread) is a handful of loads before the default
+// evaluator, which it calls as a tail call: on 3.9 a breakpoint in another file cost call-heavy
+// code ~110 instructions a call through gate_eval_full, ~15 this way. That holds for the code of
+// a breakpoint's file whose lines hold none, once prepare() found no copy to switch to (on 3.9 an
+// unreached breakpoint cost the rest of its file those ~110 a call: richards 1.06x, issue 31).
 PyObject* gate_eval(PyThreadState* ts, EvalFrame f, int throwflag) {
 #if PY_VERSION_HEX >= 0x030B0000
     const bool swap_work = g_swap || g_rescan_pending;
@@ -213,8 +215,8 @@ PyObject* gate_eval(PyThreadState* ts, EvalFrame f, int throwflag) {
     constexpr bool swap_work = false;
 #endif
     CodeInfo* info = swap_work ? nullptr : known_code_info(eval_code(f));
-    if (info && !info->in_bp_file && !info->needs_trace && !info->patch &&
-        ts->c_tracefunc != tracer) {
+    if (info && (!info->in_bp_file || (info->prepared && !info->patched)) && !info->needs_trace &&
+        !info->patch && ts->c_tracefunc != tracer) {
         PyFrameObject* fo = eval_frame_object(f);
         if (!fo || !frame_trace(fo)) return _PyEval_EvalFrameDefault(ts, f, throwflag);
     }
