@@ -311,7 +311,9 @@ class GlobalBreakpoints:
             status["version"] = self.version
         if self.notes:
             status["notes"] = [_note_for_hub(i, n) for i, n in sorted(self.notes.items())]
-        _agent.send_process("break_status", json.dumps(status))
+        # Posted, not sent: code appears in the program's threads, which a hub that stopped
+        # reading must not hold.
+        _agent.post_status("break_status", json.dumps(status))
 
     def _watch(self):
         names = set()

@@ -26,15 +26,21 @@ namespace {
 // Markers around each dump in the pipe, so the reader knows what a dump is for.
 constexpr char kBegin = '\x01';
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
-constexpr auto kCrashReportWait = std::chrono::seconds(1);
 // How long a stacks request that Python has begun to answer waits for it before the native dump:
 // with the 0.3 s before, still within the hub's 1 s for every process's answer.
 constexpr auto kStartedAnswerWait = std::chrono::milliseconds(500);
-// Within it, what the logpoint queue may take: a send under way, then a connection.
+// At a crash, what the logpoint queue may take: a send under way, then a connection ...
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
-// ... and the crash report itself, to a hub that may have stopped reading.
-constexpr auto kCrashSendWait = std::chrono::milliseconds(400);
+// ... and the crash report itself, to a hub that may have stopped reading: as long as an exit's
+// report waits (agent/link.cpp), for the hub to read again the logs' batch under way.
+constexpr auto kCrashSendWait = std::chrono::seconds(1);
+// How long the crashed thread waits for the reader to do all that: the bounds above, which a hub
+// that stopped reading uses up (the logpoint sender blocked mid-batch: its batch's own bound
+// too), and time for a loaded machine to run the reader. Without that margin, the count of
+// messages not sent could be lost with the process.
+constexpr auto kCrashReportWait = kCrashLogSendWait + kLastLogBatchWait + kCrashLogConnectWait +
+                                  kCrashSendWait + std::chrono::milliseconds(500);
 // Signals whose default action ends the process without Python's exit (a Pool's terminate()
 // sends SIGTERM): what the logpoint queue holds is sent first.
 constexpr int kEndingSignals[] = {SIGTERM, SIGHUP};

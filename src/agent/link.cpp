@@ -282,7 +282,12 @@ bool Link::send_process(const std::string& type, const std::string& fields_json,
         if (!connected_) return false;
         channel = channel_;
     }
-    return deadline ? channel->try_send(message, *deadline) : channel->send(message);
+    if (!deadline) return channel->send(message);
+    // try_send waits for the other writer 200 ms at a time (a bound the heartbeat needs).
+    while (!channel->try_send(message, *deadline)) {
+        if (!channel->is_open() || std::chrono::steady_clock::now() >= *deadline) return false;
+    }
+    return true;
 }
 
 void Link::send_exit(int status) noexcept {

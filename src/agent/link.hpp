@@ -71,8 +71,9 @@ class Link {
     // to the agent's control thread.
     std::optional<Event> wait_control(std::optional<std::chrono::milliseconds> timeout);
     // Sends break_status, stacks_reply and the like; dropped while no hub is connected. Whether
-    // it went (to the kernel, at least). With a deadline (at the end of the process) it gives up
-    // then, and drops the connection if the message was cut short.
+    // it went (to the kernel, at least). With a deadline (at the end of the process) it waits
+    // until then for another writer (the logs' sender, its batch held up by a slow hub) and for
+    // the hub to read, then gives up, dropping the connection if the message was cut short.
     bool send_process(const std::string& type, const std::string& fields_json,
                       std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
     // As the process exits: says how, without waiting for a lock another thread may hold.

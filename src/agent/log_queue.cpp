@@ -23,11 +23,16 @@
 namespace dpdb::agent {
 namespace {
 
-constexpr std::size_t kBatch = 500;  // lines a `log_lines` carries at most (well under a frame)
+// What a `log_lines` carries at most: 500 lines, and well under a frame in bytes (a message of
+// 4,096 characters is up to ~25 KB encoded, and 500 of them would not fit in one frame: the wire
+// would refuse the batch whole).
+constexpr std::size_t kBatch = 500;
+constexpr std::size_t kBatchBytes = wire::kMaxFrameBytes / 4;
+// A thread's name is the program's to choose, of any length: what a line carries of it is cut,
+// so that a line always fits in a batch.
+constexpr std::size_t kThreadNameBytes = 1024;
 constexpr auto kGather = std::chrono::milliseconds(50);  // a woken sender lets a batch gather
 constexpr auto kConnectTick = std::chrono::seconds(1);
-// Past the end's bound, how long the sender's batch under way may take to finish.
-constexpr auto kLastBatchWait = std::chrono::milliseconds(200);
 
 // The queue: pushed with the GIL held, taken by the sender without it. A fork handler holds the
 // lock across fork(), so that a child never inherits it locked.
@@ -69,14 +74,17 @@ struct Batch {
     std::uint64_t messages = 0;  // the lines' messages, and those the drops line counts
 };
 
-// Up to kBatch queued lines, then a line for the drops since the last batch; empty when there
-// is nothing. Called with the send lock held.
+// Up to kBatch queued lines and kBatchBytes (at least one line), then a line for the drops
+// since the last batch; empty when there is nothing. Called with the send lock held.
 Batch take_batch() {
     Batch batch;
     {
         std::lock_guard<std::mutex> lock(queue().mutex);
         auto& lines = queue().lines;
-        while (!lines.empty() && batch.lines.size() < kBatch) {
+        std::size_t bytes = 0;
+        while (!lines.empty() && batch.lines.size() < kBatch &&
+               (batch.lines.empty() || bytes + lines.front().size() <= kBatchBytes)) {
+            bytes += lines.front().size() + 1;
             batch.lines.push_back(std::move(lines.front()));
             lines.pop_front();
         }
@@ -220,7 +228,10 @@ bool log_queue_has_room() {
 
 void log_push(double time, const std::string& text, const std::string& thread, std::int64_t tid,
               std::optional<std::int64_t> bp) {
-    wire::Json line{{"time", time}, {"text", text}, {"thread", thread}, {"tid", tid}};
+    wire::Json line{{"time", time},
+                    {"text", text},
+                    {"thread", thread.substr(0, kThreadNameBytes)},  // a cut character: U+FFFD
+                    {"tid", tid}};
     if (bp) line["bp"] = *bp;  // the number `dpdb break --list` shows
     std::string encoded = line.dump(-1, ' ', false, wire::Json::error_handler_t::replace);
     std::lock_guard<std::mutex> lock(queue().mutex);
@@ -239,7 +250,7 @@ void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect
         // The sender is still at it (a slow hub, a long queue): it stops after its batch, which
         // is sent or counted as not sent, and then what stays is counted.
         g_ended = true;
-        if (!sending.try_lock_for(kLastBatchWait)) return tell_unsent_at_end();
+        if (!sending.try_lock_for(kLastLogBatchWait)) return tell_unsent_at_end();
     }
     {
         std::lock_guard<std::mutex> lock(queue().mutex);

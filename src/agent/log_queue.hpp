@@ -24,10 +24,13 @@ void log_push(double time, const std::string& text, const std::string& thread, s
 // Messages were dropped: the sender says how many with its next batch.
 void log_queue_wake();
 
+// Past the end's `wait`, how long the sender's batch under way may take to finish.
+inline constexpr auto kLastLogBatchWait = std::chrono::milliseconds(200);
+
 // At the end of the process: what is queued (and the count of drops) goes now, in order, after
-// what the sender is sending. Waits at most `wait` for a send under way and `connect_wait` for a
-// connection. Never calls Python, needs no GIL: the crash path calls it from the agent's own
-// thread while the crashing thread waits.
+// what the sender is sending. Waits at most `wait` for a send under way (then kLastLogBatchWait
+// for its batch) and `connect_wait` for a connection. Never calls Python, needs no GIL: the crash
+// path calls it from the agent's own thread while the crashing thread waits.
 void log_flush(std::chrono::milliseconds wait, std::chrono::milliseconds connect_wait);
 
 // How many messages the end's flush left unsent (0 if none, or before the end): the `exiting`

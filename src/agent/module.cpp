@@ -21,6 +21,7 @@
 #include "agent/own_threads.hpp"
 #include "agent/signal_actions.hpp"
 #include "agent/signal_kick.hpp"
+#include "agent/status_post.hpp"
 
 namespace nb = nanobind;
 using dpdb::agent::Link;
@@ -152,6 +153,9 @@ NB_MODULE(_agent, m) {
         "The next (type, json) message for the process itself, or None after `timeout` s.");
     m.def("send_process", [&link](const std::string& type, const std::string& fields_json) {
         without_gil([&] { link.send_process(type, fields_json); });
+    });
+    m.def("post_status", [](const std::string& type, const std::string& fields_json) {
+        dpdb::agent::post_status(type, fields_json);
     });
     m.def("notify_exit", [&link](int status) { without_gil([&] { link.send_exit(status); }); });
     // callback(filename) before code from a file with one of these names runs (see code_watch).
