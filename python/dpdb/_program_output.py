@@ -5,7 +5,6 @@ program's terminal, pipe or file gets the same text whether anyone watches or no
 program wrote through a stream it took before the wrap (a logging handler made earlier) is not
 copied, nor what bypasses sys.stdout (os.write, C code, child programs)."""
 
-import json
 import os
 import sys
 
@@ -69,6 +68,7 @@ def _send(name, text):
         _agent.wait_connected(_FORKED_CONNECT_WAIT)
     # What the wire carries must be UTF-8: a lone surrogate becomes its escape.
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    # Handed to the agent's outbox, not sent: a hub that stopped reading must not hold the
+    # program's print().
     for start in range(0, len(text), _PIECE):
-        _agent.send_process("program_output",
-                            json.dumps({"stream": name, "text": text[start:start + _PIECE]}))
+        _agent.post_output(name, text[start:start + _PIECE])

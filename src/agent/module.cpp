@@ -18,10 +18,10 @@
 #include "agent/link.hpp"
 #include "agent/log_budget.hpp"
 #include "agent/log_queue.hpp"
+#include "agent/outbox.hpp"
 #include "agent/own_threads.hpp"
 #include "agent/signal_actions.hpp"
 #include "agent/signal_kick.hpp"
-#include "agent/status_post.hpp"
 
 namespace nb = nanobind;
 using dpdb::agent::Link;
@@ -156,6 +156,9 @@ NB_MODULE(_agent, m) {
     });
     m.def("post_status", [](const std::string& type, const std::string& fields_json) {
         dpdb::agent::post_status(type, fields_json);
+    });
+    m.def("post_output", [](const std::string& stream, const std::string& text) {
+        dpdb::agent::post_output(stream, text);
     });
     m.def("notify_exit", [&link](int status) { without_gil([&] { link.send_exit(status); }); });
     // callback(filename) before code from a file with one of these names runs (see code_watch).

@@ -20,24 +20,23 @@ using Clock = std::chrono::steady_clock;
 // The control thread's alone.
 bool g_due = false;
 Clock::time_point g_due_since;
-int g_kick = 0;  // the kick signal, once its action is ours
-
 void interrupt_only(int) {}
 
 // A spare real-time signal (faulthandler's dumps have SIGRTMIN + 7) with an empty handler and
 // no SA_RESTART: the interrupted call returns EINTR, on which CPython runs the due handlers.
-bool kick_signal_ready() {
-    if (g_kick) return true;
+// Its action is read again before every kick: a program that took the signal since (for a
+// handler of its own, or to ignore it) keeps it, and gets no kick it did not ask for.
+int kick_signal() {
     const int number = SIGRTMIN + 6;
     struct sigaction current {};
-    if (sigaction(number, nullptr, &current) != 0) return false;
-    if (current.sa_handler != SIG_DFL && current.sa_handler != interrupt_only) return false;
+    if (sigaction(number, nullptr, &current) != 0) return 0;
+    const bool ours = (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == interrupt_only;
+    if (ours) return number;
+    if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return 0;
     struct sigaction action {};
     action.sa_handler = interrupt_only;
     sigemptyset(&action.sa_mask);
-    if (sigaction(number, &action, nullptr) != 0) return false;
-    g_kick = number;
-    return true;
+    return sigaction(number, &action, nullptr) == 0 ? number : 0;
 }
 
 }  // namespace
@@ -54,9 +53,11 @@ bool kick_overdue_signal() {
         g_due_since = now;
         return false;
     }
-    if (now - g_due_since < kOverdue || !kick_signal_ready()) return false;
+    if (now - g_due_since < kOverdue) return false;
+    const int kick = kick_signal();
+    if (kick == 0) return false;
     g_due_since = now;  // once more at the next overdue turn if this one found no wait
-    return pthread_kill(static_cast<pthread_t>(main_thread), g_kick) == 0;
+    return pthread_kill(static_cast<pthread_t>(main_thread), kick) == 0;
 }
 
 }  // namespace dpdb::agent

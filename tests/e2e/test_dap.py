@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,11 +21,13 @@ RAISE = program("dap_raise.py")
 POOL_RAISE = program("pool_raise.py")
 POOL = program("dap_pool.py")
 RENAME = program("dap_rename.py")
+FLOODING = program("dap_flood.py")
 LIBRARY = program("dap_library.py")
 LATE_IMPORT = program("dap_late_import.py")
 DRIVER = os.path.join(os.path.dirname(__file__), os.pardir, "dap", "drive.js")
 CHILDREN = os.path.join(os.path.dirname(DRIVER), "children.js")
 NAMES = os.path.join(os.path.dirname(DRIVER), "names.js")
+FLOOD = os.path.join(os.path.dirname(DRIVER), "flood.js")
 LIBRARY_STEPS = os.path.join(os.path.dirname(DRIVER), "library.js")
 VERIFIED = os.path.join(os.path.dirname(DRIVER), "verified.js")
 NODE_MODULES = os.path.join(os.path.dirname(DRIVER), "node_modules")
@@ -245,6 +248,39 @@ def test_a_thread_takes_the_name_its_process_gets_later(dpdb):
     finally:
         job.close()
     assert seen["after"].endswith(" renamed-worker"), seen
+
+
+def test_a_hub_that_stops_reading_never_holds_the_programs_print(dpdb):
+    """An IDE copies the job's output; the hub is stopped (SIGSTOP) and the program prints 3 MB,
+    more than the socket and the agent's outbox hold: the program goes on all the same, and once
+    the hub reads again the IDE gets the first lines, in order, and a line that says how much
+    was not copied."""
+    needs_node()
+    job = Job(dpdb, start=False, script=FLOODING, beat=False)
+    driver = subprocess.Popen([NODE, FLOOD], env=driver_env(job), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=dpdb.root,
+                              start_new_session=True)
+    try:
+        assert driver.stdout.readline() == "attached\n", driver.stderr.read()
+        job.start(wait=False)
+        assert driver.stdout.readline() == "copying\n", driver.stderr.read() + job.state()
+        job.hub.kill(signal.SIGSTOP)
+        try:
+            open(os.path.join(dpdb.root, "hub-stopped"), "w").close()
+            wait_until(lambda: os.path.exists(os.path.join(dpdb.root, "printed")),
+                       "the program past its prints while the hub is stopped")
+        finally:
+            job.hub.kill(signal.SIGCONT)
+        open(os.path.join(dpdb.root, "end"), "w").close()
+        out, err = driver.communicate(timeout=180)
+        assert driver.returncode == 0, out + err + job.state()
+    finally:
+        stop(driver)
+        job.close()
+    seen = json.loads(out.strip().splitlines()[-1])
+    [notice] = seen["notices"]
+    assert re.match(r"\[dpdb: \d+ bytes of the program's output not copied: the hub did not "
+                    r"take them in time\]\n$", notice), notice
 
 
 def test_a_breakpoint_is_verified_once_armed(dpdb):
