@@ -2,18 +2,7 @@
 than the hub's socket and the agent's outbox hold, then says, in a file, that it went on (the test
 says when, by files in the working directory)."""
 
-import os
-import time
-
-
-def wait_for(name):
-    # Bounded: a test that failed must not leave the program running for ever.
-    for _ in range(600):
-        if os.path.exists(name):
-            return
-        time.sleep(0.1)
-    raise SystemExit("no %s within 60 s" % name)
-
+from cues import wait_for
 
 if __name__ == "__main__":
     print("dap_flood ready", flush=True)

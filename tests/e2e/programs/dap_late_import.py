@@ -7,15 +7,7 @@ import os
 import sys
 import time
 
-
-def wait_for(name):
-    # Bounded: a test that failed must not leave the process running for ever.
-    for _ in range(600):
-        if os.path.exists(name):
-            return
-        time.sleep(0.1)
-    raise SystemExit("no %s within 60 s" % name)
-
+from cues import wait_for
 
 if __name__ == "__main__":
     print("dap_late_import waiting", flush=True)

@@ -2,17 +2,8 @@
 as a launcher names its workers (the test says when, by files in the working directory)."""
 
 import multiprocessing
-import os
-import time
 
-
-def wait_for(name):
-    # Bounded: a test that failed must not leave the child running for ever.
-    for _ in range(600):
-        if os.path.exists(name):
-            return
-        time.sleep(0.1)
-    raise SystemExit("no %s within 60 s" % name)
+from cues import wait_for
 
 
 def child():
