@@ -115,10 +115,12 @@ bool send_batch(const std::vector<std::string>& lines, const Deadline& deadline)
 // what is counted as not sent (tell_unsent_at_end) is what stays unsent.
 std::atomic<bool> g_ended{false};
 
-// Sends until the queue is empty, or the end's bound has passed. Called with the send lock held.
+// Sends until the queue is empty, or the end's bound has passed: then not a batch more, in this
+// round or the sender's next (what is left was counted as not sent, and would be told twice).
+// Called with the send lock held.
 void send_queued(const Deadline& deadline) {
-    for (auto batch = take_batch(); !batch.lines.empty();
-         batch = g_ended ? Batch{} : take_batch()) {
+    const auto next_batch = [] { return g_ended ? Batch{} : take_batch(); };
+    for (auto batch = next_batch(); !batch.lines.empty(); batch = next_batch()) {
         bool sent = false;
         try {
             sent = send_batch(batch.lines, deadline);
