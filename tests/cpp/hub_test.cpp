@@ -603,6 +603,9 @@ TEST_F(HubTest, APauseIsAnsweredOnceTheProcessSaysItIsArmed) {
     ASSERT_TRUE(client->send(make("release_process", {{"id", 10}, {"pid", 4301}})));
     ASSERT_TRUE(
         client->send(make("pause_process", {{"id", 11}, {"pid", 4301}, {"all_threads", true}})));
+    // The agent says it once the pause came (the client's and the agent's words come on two
+    // connections: one sent at once could reach the hub before the pause it answers).
+    ASSERT_TRUE(wait_for_type(*agent, "pause").has_value());
     ASSERT_TRUE(agent->send(make("pause_armed", {{"threads", 5}})));
     const auto paused = wait_for_type(*client, "result");
     ASSERT_TRUE(paused.has_value());
