@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import finish, program
+from conftest import finish, program, wait_until
 from test_remote import StandaloneHub
 
 # The README's bound: what strangers can make the hub log in a minute.
@@ -71,6 +71,18 @@ def send_frame(conn, payload):
     conn.sendall(struct.pack(">I", len(payload)) + payload)
 
 
+def accept_queue(port):
+    """How many connections to the listening socket on `port` wait for the hub's accept()
+    (/proc/net/tcp: a listening socket's rx_queue is its accept queue)."""
+    with open("/proc/net/tcp") as table:
+        for row in table.readlines()[1:]:
+            fields = row.split()
+            local, state, queues = fields[1], fields[3], fields[4]
+            if state == "0A" and int(local.split(":")[1], 16) == port:
+                return int(queues.split(":")[1], 16)
+    raise AssertionError("nothing listens on port %d" % port)
+
+
 def ls(dpdb, hub, timeout=10):
     return dpdb.run("dpdb", "ls", "--json", env=hub.env(), timeout=timeout)
 
@@ -84,13 +96,11 @@ def test_a_thousand_strangers_lock_nobody_out(dpdb, tcp_hub):
             # reset: the hub never reads a TLS close_notify
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()
-    started = time.monotonic()
+    # Served: the hub holds no stale place for any of them (each had its challenge, so each was
+    # taken; one still held would count against its address, and 100 a place against the owner).
     done = ls(dpdb, tcp_hub)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["processes"] == []
-    # Served at once: the hub holds no stale place for any of them (a generous bound for a
-    # loaded machine; the point is that it is served at all).
-    assert time.monotonic() - started < 5
 
 
 def test_connections_held_from_many_addresses_leave_the_owner_served_every_time(dpdb, tcp_hub):
@@ -106,6 +116,9 @@ def test_connections_held_from_many_addresses_leave_the_owner_served_every_time(
             source = "127.0.0.1" if i % 16 == 0 else "127.0.5.%d" % (i % 16)
             held.append(socket.create_connection(("127.0.0.1", port_of(tcp_hub)), timeout=10,
                                                  source_address=(source, 0)))
+        # The grace counts from when the hub took each connection, which a loaded machine
+        # delays past the client's connect(): the listening socket's queue empties first.
+        wait_until(lambda: accept_queue(port_of(tcp_hub)) == 0, "the hub took all 300")
         time.sleep(2.5)  # the strangers' grace (Admission::Limits::grace), not a retry
         for attempt in range(5):
             done = ls(dpdb, tcp_hub)
