@@ -108,6 +108,9 @@ class SessionConsole:
     def open(self, info):
         _identity.refresh()
         if self.sid is None:
+            # What the agent's outbox holds (the breakpoints armed) first: the hub hears of a
+            # breakpoint before a stop at it.
+            _agent.outbox_drain()
             self.sid = _agent.open_session(json.dumps(info))
             self._opened_here()
             self.attached = False

@@ -157,6 +157,7 @@ NB_MODULE(_agent, m) {
     m.def("post_status", [](const std::string& type, const std::string& fields_json) {
         dpdb::agent::post_status(type, fields_json);
     });
+    m.def("outbox_drain", [] { without_gil([] { dpdb::agent::outbox_drain(); }); });
     m.def("post_output", [](const std::string& stream, const std::string& text) {
         dpdb::agent::post_output(stream, text);
     });

@@ -26,6 +26,10 @@ struct Outbox {
     std::size_t output_bytes = 0;
     std::uint64_t output_dropped = 0;  // bytes of output not kept since the last piece sent
     pid_t sender_pid = 0;
+    // Rounds of posts, and how many of them the sender handed to the link (sent or dropped).
+    std::uint64_t posted_rounds = 0;
+    std::uint64_t sent_rounds = 0;
+    std::condition_variable sent;
 
     bool empty() const { return statuses.empty() && output.empty(); }
 };
@@ -60,6 +64,7 @@ void send_forever(pid_t me) {
         std::map<std::string, std::string> statuses;
         std::deque<std::string> output;
         std::uint64_t dropped = 0;
+        std::uint64_t round = 0;
         {
             std::unique_lock<std::mutex> lock(box.mutex);
             box.wake.wait(lock, [&box, me] { return !box.empty() || box.sender_pid != me; });
@@ -68,16 +73,23 @@ void send_forever(pid_t me) {
             output.swap(box.output);
             box.output_bytes = 0;
             dropped = std::exchange(box.output_dropped, 0);
+            round = box.posted_rounds;
         }
         for (const auto& [type, fields] : statuses) send(type, fields);
         // What was dropped came after what was kept: the outbox was full.
         for (const auto& fields : output) send("program_output", fields);
         if (dropped > 0) send("program_output", dropped_notice(dropped));
+        {
+            std::lock_guard<std::mutex> lock(box.mutex);
+            box.sent_rounds = round;
+        }
+        box.sent.notify_all();
     }
 }
 
 // With the outbox's lock held.
 void wake_locked(Outbox& box) {
+    ++box.posted_rounds;
     if (box.sender_pid != ::getpid()) {
         box.sender_pid = ::getpid();
         start_own_thread("outbox", [me = box.sender_pid] { send_forever(me); });
@@ -93,7 +105,9 @@ void after_fork_in_child() {
     box.output_bytes = 0;
     box.output_dropped = 0;
     box.sender_pid = 0;
+    box.posted_rounds = box.sent_rounds = 0;
     new (&box.wake) std::condition_variable();
+    new (&box.sent) std::condition_variable();
     box.mutex.unlock();
 }
 
@@ -124,6 +138,14 @@ void post_output(const std::string& stream, const std::string& text) {
         box.output.push_back(std::move(fields));
     }
     wake_locked(box);
+}
+
+void outbox_drain() {
+    Outbox& box = outbox();
+    std::unique_lock<std::mutex> lock(box.mutex);
+    if (box.sender_pid != ::getpid()) return;  // nothing posted in this process
+    const std::uint64_t round = box.posted_rounds;
+    box.sent.wait(lock, [&box, round] { return box.sent_rounds >= round; });
 }
 
 }  // namespace dpdb::agent

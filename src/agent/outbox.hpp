@@ -23,4 +23,10 @@ void post_status(const std::string& type, const std::string& fields_json);
 inline constexpr std::size_t kOutboxOutputBytes = 1 << 20;
 void post_output(const std::string& stream, const std::string& text);
 
+// Waits until what was posted before the call has been handed to the link (sent, or dropped with
+// no hub connected): a thread about to open a session calls it, so that the hub hears of the
+// breakpoints armed before the stop at one of them (an IDE shows it verified, then stopped). As
+// long as the hub takes it: the session itself waits for the hub then.
+void outbox_drain();
+
 }  // namespace dpdb::agent
