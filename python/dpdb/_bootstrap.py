@@ -51,10 +51,12 @@ def report_os_exit():
 
     def _exit(status):
         try:
-            # Logpoint messages still queued go first (multiprocessing's children leave here).
-            logpoints = sys.modules.get("dpdb._logpoints")
-            if logpoints is not None:
-                logpoints.flush()
+            # Logpoint messages and copied output still queued go first (multiprocessing's
+            # children leave here).
+            for name in ("dpdb._logpoints", "dpdb._program_output"):
+                queued = sys.modules.get(name)
+                if queued is not None:
+                    queued.flush()
             # A child forked a moment ago may not have reached the hub yet: a short wait
             # (connecting takes a millisecond) lets its exit status be known.
             if _agent.started():

@@ -5,6 +5,7 @@ program's terminal, pipe or file gets the same text whether anyone watches or no
 program wrote through a stream it took before the wrap (a logging handler made earlier) is not
 copied, nor what bypasses sys.stdout (os.write, C code, child programs)."""
 
+import atexit
 import os
 import sys
 
@@ -14,6 +15,9 @@ _PIECE = 16 * 1024  # characters one message carries at most: well within a fram
 # A forked child's first write waits this long, once, for its own link to the hub: its parent's
 # connection is not its own, and a worker's first line comes right after the fork.
 _FORKED_CONNECT_WAIT = 1.0
+
+# At exit: how long what the program printed last may hold it, on its way to the hub.
+_EXIT_WAIT = 1.0
 
 _copying = False
 _connected_in = os.getpid()  # the process whose link was waited for (a fork's child waits again)
@@ -72,3 +76,15 @@ def _send(name, text):
     # program's print().
     for start in range(0, len(text), _PIECE):
         _agent.post_output(name, text[start:start + _PIECE])
+
+
+def flush():
+    """At the end of the process: what was copied and not sent yet goes, within _EXIT_WAIT."""
+    if _copying:
+        try:
+            _agent.outbox_drain(_EXIT_WAIT)
+        except Exception:
+            pass  # exiting: nothing may escape
+
+
+atexit.register(flush)

@@ -157,7 +157,13 @@ NB_MODULE(_agent, m) {
     m.def("post_status", [](const std::string& type, const std::string& fields_json) {
         dpdb::agent::post_status(type, fields_json);
     });
-    m.def("outbox_drain", [] { without_gil([] { dpdb::agent::outbox_drain(); }); });
+    m.def(
+        "outbox_drain",
+        [](std::optional<double> timeout) {
+            return without_gil([&] { return dpdb::agent::outbox_drain(to_limit(timeout)); });
+        },
+        nb::arg("timeout").none() = nb::none(),
+        "Waits until what was posted is handed to the link; False if `timeout` s passed first.");
     m.def("post_output", [](const std::string& stream, const std::string& text) {
         dpdb::agent::post_output(stream, text);
     });

@@ -140,12 +140,17 @@ void post_output(const std::string& stream, const std::string& text) {
     wake_locked(box);
 }
 
-void outbox_drain() {
+bool outbox_drain(std::optional<std::chrono::milliseconds> limit) {
     Outbox& box = outbox();
     std::unique_lock<std::mutex> lock(box.mutex);
-    if (box.sender_pid != ::getpid()) return;  // nothing posted in this process
+    if (box.sender_pid != ::getpid()) return true;  // nothing posted in this process
     const std::uint64_t round = box.posted_rounds;
-    box.sent.wait(lock, [&box, round] { return box.sent_rounds >= round; });
+    const auto handed = [&box, round] { return box.sent_rounds >= round; };
+    if (!limit) {
+        box.sent.wait(lock, handed);
+        return true;
+    }
+    return box.sent.wait_for(lock, *limit, handed);
 }
 
 }  // namespace dpdb::agent

@@ -6,7 +6,9 @@
 // the hub is away.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace dpdb::agent {
@@ -26,7 +28,8 @@ void post_output(const std::string& stream, const std::string& text);
 // Waits until what was posted before the call has been handed to the link (sent, or dropped with
 // no hub connected): a thread about to open a session calls it, so that the hub hears of the
 // breakpoints armed before the stop at one of them (an IDE shows it verified, then stopped). As
-// long as the hub takes it: the session itself waits for the hub then.
-void outbox_drain();
+// long as the hub takes it: the session itself waits for the hub then. At exit, within `limit`
+// (what the program printed last reaches the IDE); false if that passed first.
+bool outbox_drain(std::optional<std::chrono::milliseconds> limit = std::nullopt);
 
 }  // namespace dpdb::agent
