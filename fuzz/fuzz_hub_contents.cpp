@@ -21,6 +21,7 @@
 namespace {
 
 using dpdb::wire::Json;
+using dpdb::wire::without_nulls;
 
 constexpr std::uint64_t kAgent = 1;
 
@@ -32,16 +33,17 @@ void route(const dpdb::wire::Message& message, dpdb::hub::Registry& registry,
     auto* process = registry.process(kAgent);
     const auto& type = message.type;
     if (type == "hello" || type == "proc_update") {
-        if (message.has("proc")) registry.add_process(kAgent, message["proc"]);
+        // The hub keeps what it is told without nulls (wire/contents.hpp), as it reads it.
+        if (message.has("proc")) registry.add_process(kAgent, without_nulls(message["proc"]));
     } else if (type == "session_open") {
-        registry.open_session(kAgent, message.num("sid"), message["info"]);
+        registry.open_session(kAgent, message.num("sid"), without_nulls(message["info"]));
     } else if (type == "break_status") {
         process->resolved_breakpoints = message["resolved"];
         if (message.has("notes")) process->breakpoint_notes = message["notes"];
         dpdb::hub::summarize_breakpoints(registry, store.breakpoints());
     } else if (type == "stacks_reply") {
         Json entry = registry.describe(*process);
-        entry["stacks"] = message["stacks"];
+        entry["stacks"] = without_nulls(message["stacks"]);
         dpdb::hub::encode_item(entry, dpdb::hub::shrink_stacks);
     } else if (type == "log_lines") {
         auto lines = dpdb::hub::stamp_log_lines(message["lines"], process->info);
