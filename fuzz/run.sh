@@ -26,24 +26,32 @@ ninja -C "$build_dir" "${targets[@]}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dpdb-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-failed=()
+# The targets run side by side: each is one process, and the machine has cores for more than one.
+declare -A fuzzing=()
 for target in "${targets[@]}"; do
     corpus=$work/corpus/$target
     artifacts=$build_dir/fuzz-artifacts/$target
     mkdir -p "$corpus" "$artifacts"
     cp -R "$repo/fuzz/corpus/$target/." "$corpus/"
     echo "=== $target: ${seconds} s from $(ls "$corpus" | wc -l) seeds"
-    status=0
     # The outer timeout is a backstop only: libFuzzer stops itself after -max_total_time.
     timeout --kill-after=10 $((seconds + 120)) "$build_dir/$target" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
         -dict="$repo/fuzz/json.dict" -print_final_stats=1 \
-        -artifact_prefix="$artifacts/" "$corpus" 2>"$work/$target.log" || status=$?
+        -artifact_prefix="$artifacts/" "$corpus" 2>"$work/$target.log" &
+    fuzzing[$target]=$!
+done
+
+failed=()
+for target in "${targets[@]}"; do
+    status=0
+    wait "${fuzzing[$target]}" || status=$?
+    echo "=== $target"
     grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)' \
         "$work/$target.log" || true
     if ((status != 0)); then
         tail -n 60 "$work/$target.log" >&2
-        echo "=== $target FAILED (exit $status); reproducers in $artifacts/" >&2
+        echo "=== $target FAILED (exit $status); reproducers in $build_dir/fuzz-artifacts/$target/" >&2
         failed+=("$target")
     else
         echo "=== $target: no crash"

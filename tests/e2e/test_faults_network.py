@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import pexpect
+import pytest
 
 from conftest import DPDB, PROMPT, finish, wait_until
 from test_remote import StandaloneHub, jobs, start_on_node, two_hosts  # noqa: F401 (fixtures)
@@ -16,6 +17,8 @@ from test_remote import StandaloneHub, jobs, start_on_node, two_hosts  # noqa: F
 # 2 s (the agent dials at most a second apart; the hub keeps the session and what was typed).
 SHOWN_WITHIN = 10
 ANSWERED_WITHIN = 2
+# The bounds above are the product's: run alone (dev/test), not beside other tests' load.
+pytestmark = pytest.mark.alone
 
 
 def node_link(node, state):

@@ -14,6 +14,9 @@ import pytest
 from conftest import finish, program, wait_until
 from test_remote import StandaloneHub
 
+# Thousands of connections keep both cores busy: run alone (dev/test), not beside other tests.
+pytestmark = pytest.mark.alone
+
 # The README's bound: what strangers can make the hub log in a minute.
 LOG_BOUND = 64 * 1024
 
