@@ -69,7 +69,8 @@ _told_unreachable = False
 def _withdraw_exec():
     try:
         if _agent.started():
-            _agent.send_process("exec_failed", "{}")
+            # Bounded: a hub that stopped reading must not hold the program's error.
+            _agent.send_process("exec_failed", "{}", 1.0)
     except Exception:  # the program's own error is the one to see
         pass
 

@@ -1,13 +1,19 @@
 #include "agent/exec_watch.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <exception>
 
 #include "agent/audit_events.hpp"
 #include "agent/link.hpp"
+#include "agent/outbox.hpp"
 
 namespace dpdb::agent {
 namespace {
+
+// How long an exec waits for the outbox to hand over what the program posted (a hub that stopped
+// reading holds it): the exec goes ahead then, as at exit.
+constexpr auto kExecOutboxWait = std::chrono::seconds(1);
 
 // str, bytes or a path-like object as UTF-8 text; what is not valid UTF-8 is escaped, since the
 // wire carries UTF-8 only. Empty if it is none of those.
@@ -61,6 +67,9 @@ void watch_exec() {
 void announce_exec(const std::string& path, const std::vector<std::string>& argv) {
     Py_BEGIN_ALLOW_THREADS;
     try {
+        // What the program printed last, and the breakpoints it armed, go before the exec
+        // replaces the outbox's thread with the new program.
+        outbox_drain(kExecOutboxWait);
         Link::instance().announce_exec(path, argv);
     } catch (const std::exception&) {
         // Never in the way of the exec: the hub then sees a connection close without a word.

@@ -17,6 +17,7 @@
 #include "agent/gil_state.hpp"
 #include "agent/link.hpp"
 #include "agent/log_queue.hpp"
+#include "agent/outbox.hpp"
 #include "agent/own_threads.hpp"
 #include "wire/message.hpp"
 
@@ -29,7 +30,10 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
 // How long a stacks request that Python has begun to answer waits for it before the native dump:
 // with the 0.3 s before, still within the hub's 1 s for every process's answer.
 constexpr auto kStartedAnswerWait = std::chrono::milliseconds(500);
-// At a crash, what the logpoint queue may take: a send under way, then a connection ...
+// At a crash, what the outbox may take to hand over what the program printed last (an IDE shows
+// it before the crash), ...
+constexpr auto kCrashOutputWait = std::chrono::milliseconds(300);
+// ... what the logpoint queue may take: a send under way, then a connection ...
 constexpr auto kCrashLogSendWait = std::chrono::milliseconds(400);
 constexpr auto kCrashLogConnectWait = std::chrono::milliseconds(200);
 // ... and the crash report itself, to a hub that may have stopped reading: as long as an exit's
@@ -39,8 +43,9 @@ constexpr auto kCrashSendWait = std::chrono::seconds(1);
 // that stopped reading uses up (the logpoint sender blocked mid-batch: its batch's own bound
 // too), and time for a loaded machine to run the reader. Without that margin, the count of
 // messages not sent could be lost with the process.
-constexpr auto kCrashReportWait = kCrashLogSendWait + kLastLogBatchWait + kCrashLogConnectWait +
-                                  kCrashSendWait + std::chrono::milliseconds(500);
+constexpr auto kCrashReportWait = kCrashOutputWait + kCrashLogSendWait + kLastLogBatchWait +
+                                  kCrashLogConnectWait + kCrashSendWait +
+                                  std::chrono::milliseconds(500);
 // Signals whose default action ends the process without Python's exit (a Pool's terminate()
 // sends SIGTERM): what the logpoint queue holds is sent first.
 constexpr int kEndingSignals[] = {SIGTERM, SIGHUP};
@@ -162,7 +167,9 @@ void read_dumps(int fd) {
             const std::string arg = space == std::string::npos ? "" : header.substr(space + 1);
             try {
                 if (kind == "CRASH") {
-                    // The logpoint messages queued before the crash go first, in order.
+                    // The program's last output and the logpoint messages queued before the
+                    // crash go first, in order.
+                    outbox_drain(kCrashOutputWait);
                     log_flush(kCrashLogSendWait, kCrashLogConnectWait);
                     wire::Json crash = {{"signal", arg}, {"stacks", text}};
                     // What the flush could not send is told in `dpdb logs` (hub/logs.hpp).
@@ -172,6 +179,8 @@ void read_dumps(int fd) {
                         "crash", crash.dump(), std::chrono::steady_clock::now() + kCrashSendWait);
                     g_crash_reported = true;
                 } else if (kind == "ENDING") {
+                    // As at exit (dpdb/_program_output.py, then the logpoints' flush).
+                    outbox_drain(std::chrono::milliseconds(g_ending_wait_ms.load()));
                     log_flush(std::chrono::milliseconds(g_ending_wait_ms.load()),
                               std::chrono::milliseconds(g_ending_connect_wait_ms.load()));
                     end_by_default(std::stoi(arg));

@@ -50,6 +50,8 @@ constexpr auto kExitingSendWait = std::chrono::seconds(1);
 // a loaded machine (CI's) took more than 300 ms to finish it, so that the hub never heard of the
 // child at all. Only a handshake under way is waited for: an unreachable hub ends it at once.
 constexpr auto kFirstConnectionWaitAtExec = std::chrono::seconds(2);
+// And the exec's own message, to a hub that may have stopped reading: the exec goes ahead then.
+constexpr auto kExecSendWait = std::chrono::seconds(1);
 
 wire::Json parse_object(const std::string& json) {
     auto value = wire::Json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -77,6 +79,16 @@ void close_inherited_unix_connections(const std::string& path) {
     }
     ::closedir(dir);
     for (const int fd : inherited) ::close(fd);
+}
+
+// Sends unless `deadline` passes first: try_send waits for another writer 200 ms at a time (a
+// bound the heartbeat needs), so it is tried again until then, while the connection is open.
+bool send_before(wire::Channel& channel, const wire::Message& message,
+                 std::chrono::steady_clock::time_point deadline) {
+    while (!channel.try_send(message, deadline)) {
+        if (!channel.is_open() || std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -283,11 +295,7 @@ bool Link::send_process(const std::string& type, const std::string& fields_json,
         channel = channel_;
     }
     if (!deadline) return channel->send(message);
-    // try_send waits for the other writer 200 ms at a time (a bound the heartbeat needs).
-    while (!channel->try_send(message, *deadline)) {
-        if (!channel->is_open() || std::chrono::steady_clock::now() >= *deadline) return false;
-    }
-    return true;
+    return send_before(*channel, message, *deadline);
 }
 
 void Link::send_exit(int status) noexcept {
@@ -333,7 +341,7 @@ void Link::announce_exec(const std::string& path, const std::vector<std::string>
         if (!connected_) return;
         channel = channel_;
     }
-    channel->send(message);
+    send_before(*channel, message, std::chrono::steady_clock::now() + kExecSendWait);
 }
 
 void Link::let_go_of_parent_connections_locked() {

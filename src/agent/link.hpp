@@ -79,7 +79,8 @@ class Link {
     // As the process exits: says how, without waiting for a lock another thread may hold.
     void send_exit(int status) noexcept;
     // Tells the hub the process is about to exec another program (see exec_watch). A process
-    // that forked a moment ago may still be in its first handshake: waits for it, bounded.
+    // that forked a moment ago may still be in its first handshake: waits for it, bounded; and
+    // for a hub that stopped reading, bounded too (the exec goes ahead without its message).
     void announce_exec(const std::string& path, const std::vector<std::string>& argv);
 
     // In the child after fork(): the parent's connection, thread and sessions are not ours.

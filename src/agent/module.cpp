@@ -151,9 +151,20 @@ NB_MODULE(_agent, m) {
         },
         nb::arg("timeout").none() = nb::none(),
         "The next (type, json) message for the process itself, or None after `timeout` s.");
-    m.def("send_process", [&link](const std::string& type, const std::string& fields_json) {
-        without_gil([&] { link.send_process(type, fields_json); });
-    });
+    m.def(
+        "send_process",
+        [&link](const std::string& type, const std::string& fields_json,
+                std::optional<double> timeout) {
+            without_gil([&] {
+                const auto limit = to_limit(timeout);
+                link.send_process(type, fields_json,
+                                  limit ? std::optional(std::chrono::steady_clock::now() + *limit)
+                                        : std::nullopt);
+            });
+        },
+        nb::arg("type"), nb::arg("fields_json"), nb::arg("timeout").none() = nb::none(),
+        "Sends a message of the process's own; with `timeout`, gives up after that many seconds "
+        "(a hub that stopped reading).");
     m.def("post_status", [](const std::string& type, const std::string& fields_json) {
         dpdb::agent::post_status(type, fields_json);
     });

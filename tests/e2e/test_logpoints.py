@@ -453,6 +453,27 @@ def test_a_hub_that_stopped_reading_does_not_hold_the_end_of_a_process(dpdb):
     assert made == sorted(set(made)), made[:20]
 
 
+def test_a_hub_that_stopped_reading_does_not_hold_an_exec(dpdb):
+    # The hub is stopped while the sender is blocked writing a batch into the full socket, and the
+    # program then execs: the hub hears of an exec before it happens (agent/exec_watch), and that
+    # message waits for the socket a bounded time, then the exec goes ahead.
+    hub, run = noting_big_messages(dpdb, "exec_past_stopped_hub",
+                                   "for i in range(20000):\n"
+                                   "    note(i)\n"
+                                   "print('all made', flush=True)\n"
+                                   "import os, time\n"
+                                   "time.sleep(1)\n"
+                                   "os.execv('/bin/sh', ['sh', '-c', 'echo exec ran; exit 4'])\n")
+    hub.child.kill(signal.SIGSTOP)
+    try:
+        run.sendline("")
+        run.expect("all made")
+        run.expect("exec ran")
+        finish(run, 4)
+    finally:
+        hub.child.kill(signal.SIGCONT)
+
+
 @pytest.mark.parametrize("ending", ["exit", "SIGSEGV"])
 def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent(dpdb, ending):
     # The hub is stopped (SIGSTOP) while the process makes 20,000 messages of 4 KB: the sender
