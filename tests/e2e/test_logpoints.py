@@ -2,6 +2,7 @@
 stopping it; the hub keeps the messages (across a restart) and `dpdb logs` shows them merged in
 time order, as JSON, as they come, or as a Chrome trace with one track per process."""
 
+import contextlib
 import json
 import os
 import re
@@ -409,6 +410,16 @@ def noting_big_messages(dpdb, name, making):
     return hub, run
 
 
+@contextlib.contextmanager
+def stopped(hub):
+    """The hub stopped (SIGSTOP) for the block's length: it reads nothing, and nothing tells."""
+    hub.child.kill(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        hub.child.kill(signal.SIGCONT)
+
+
 def test_long_messages_made_in_a_burst_all_reach_the_hub(dpdb):
     # 600 messages of 4 KB at once: more than one frame holds, so the sender must cut its batches
     # by size as well as by count (a batch of 500 such lines was refused whole, and lost).
@@ -440,13 +451,10 @@ def test_a_hub_that_stopped_reading_does_not_hold_the_end_of_a_process(dpdb):
                                    "    note(i)\n"
                                    "print('all made', flush=True)\n"
                                    "sys.exit(3)\n")
-    hub.child.kill(signal.SIGSTOP)
-    try:
+    with stopped(hub):
         run.sendline("")
         run.expect("all made")
         finish(run, 3)
-    finally:
-        hub.child.kill(signal.SIGCONT)
     # The hub, let go on, keeps what reached it whole, in order.
     made = [int(m["text"].split()[0]) for m in logs(dpdb, env=hub.env)
             if "dropped" not in m and "unsent" not in m]
@@ -464,14 +472,11 @@ def test_a_hub_that_stopped_reading_does_not_hold_an_exec(dpdb):
                                    "import os, time\n"
                                    "time.sleep(1)\n"
                                    "os.execv('/bin/sh', ['sh', '-c', 'echo exec ran; exit 4'])\n")
-    hub.child.kill(signal.SIGSTOP)
-    try:
+    with stopped(hub):
         run.sendline("")
         run.expect("all made")
         run.expect("exec ran")
         finish(run, 4)
-    finally:
-        hub.child.kill(signal.SIGCONT)
 
 
 @pytest.mark.parametrize("ending", ["exit", "SIGSEGV"])
@@ -492,13 +497,10 @@ def test_an_end_the_hub_is_too_slow_for_says_in_dpdb_logs_how_many_were_not_sent
         "import time\ntime.sleep(1)\n"
         + ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
            if ending == "SIGSEGV" else ""))
-    hub.child.kill(signal.SIGSTOP)
-    try:
+    with stopped(hub):
         run.sendline("")
         run.expect("all made")
         run.expect(r"dpdb: pid (\d+) ended with (\d+) logpoint messages not sent", timeout=60)
-    finally:
-        hub.child.kill(signal.SIGCONT)
     pid, unsent = int(run.match.group(1)), int(run.match.group(2))
     finish(run, 0 if ending == "exit" else 128 + signal.SIGSEGV)
     told = []
