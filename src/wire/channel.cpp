@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "wire/auth.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::wire {
 namespace {
@@ -33,6 +34,17 @@ Channel::~Channel() {
 
 Json Channel::connect(Channel& channel, const HubAddress& address, const std::string& secret,
                       const std::string& role, const Json& proc, int connected) {
+    return handshake(channel, address, secret, role, proc, connected, nullptr);
+}
+
+Json Channel::connect(Channel& channel, const HubAddress& address, const std::string& secret,
+                      const std::string& role, const FirstRequests& first) {
+    return handshake(channel, address, secret, role, Json(), -1, first);
+}
+
+Json Channel::handshake(Channel& channel, const HubAddress& address, const std::string& secret,
+                        const std::string& role, const Json& proc, int connected,
+                        const FirstRequests& first) {
     channel.close();
     const int fd = connected >= 0 ? connected : connect_to(address);
     if (fd < 0) {
@@ -50,6 +62,7 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
         channel.transport_ = plain_transport(fd);
     }
     const std::string binding = channel.transport_->binding();
+    const bool early = channel.transport_->early_hello();
     channel.open_ = true;
     channel.decoder_ = FrameDecoder();
     // However the handshake fails (a refusal, a hang-up, a bad frame), the channel ends closed.
@@ -60,49 +73,75 @@ Json Channel::connect(Channel& channel, const HubAddress& address, const std::st
             if (!done) channel.close();
         }
     } guard{channel};
-    const auto challenge = channel.receive(kHandshakeTimeoutMs);
-    if (challenge && challenge->type == "refused") {
-        channel.close();
-        throw std::runtime_error("hub at " + address.to_string() +
-                                 " refused the connection: " + challenge->str("reason"));
+    const auto refused = [&](const std::optional<Message>& answer) {
+        if (answer && answer->type == "refused") {
+            throw std::runtime_error("hub at " + address.to_string() +
+                                     " refused the connection: " + answer->str("reason"));
+        }
+    };
+    // With the early hello the hub sends no challenge: the channel binding makes the MAC fresh
+    // (wire/tls.hpp), and kEarlyHello takes the nonce's place.
+    std::string hub_nonce = kEarlyHello;
+    if (!early) {
+        const auto challenge = channel.receive(kHandshakeTimeoutMs);
+        refused(challenge);
+        if (!challenge || challenge->type != "challenge") {
+            throw std::runtime_error("hub at " + address.to_string() + " did not send a challenge");
+        }
+        if (challenge->num("v") != kProtocolVersion) {
+            throw std::runtime_error("hub at " + address.to_string() + " speaks protocol version " +
+                                     std::to_string(challenge->num("v")) + ", this dpdb speaks " +
+                                     std::to_string(kProtocolVersion));
+        }
+        hub_nonce = challenge->str("nonce");
+        // Never answer a challenge that poses as the early hello's: such a MAC is only ever made
+        // for a connection whose TLS agreed on it.
+        if (hub_nonce == kEarlyHello) {
+            throw std::runtime_error("hub at " + address.to_string() +
+                                     " sent a challenge this dpdb does not answer");
+        }
     }
-    if (!challenge || challenge->type != "challenge") {
-        channel.close();
-        throw std::runtime_error("hub at " + address.to_string() + " did not send a challenge");
-    }
-    if (challenge->num("v") != kProtocolVersion) {
-        channel.close();
-        throw std::runtime_error("hub at " + address.to_string() + " speaks protocol version " +
-                                 std::to_string(challenge->num("v")) + ", this dpdb speaks " +
-                                 std::to_string(kProtocolVersion));
-    }
-    const std::string hub_nonce = challenge->str("nonce");
     const std::string my_nonce = random_hex(16);
     Json hello = {{"v", kProtocolVersion},
                   {"role", role},
                   {"nonce", my_nonce},
                   {"mac", handshake_mac(secret, role, hub_nonce, my_nonce, binding)}};
     if (!proc.is_null()) hello["proc"] = proc;
-    channel.send(make("hello", std::move(hello)));
-    const auto answer = channel.receive(kHandshakeTimeoutMs);
-    if (answer && answer->type == "refused") {
-        channel.close();
-        throw std::runtime_error("hub at " + address.to_string() +
-                                 " refused the connection: " + answer->str("reason"));
+    std::vector<Message> burst{make("hello", std::move(hello))};
+    if (early && first) {
+        // The hub handles what one read brings in order: the requests after the hello.
+        for (auto& request : first(true)) burst.push_back(std::move(request));
     }
+    channel.send_all(burst);
+    const auto answer = channel.receive(kHandshakeTimeoutMs);
+    refused(answer);
     if (!answer || answer->type != "welcome") {
-        channel.close();
         throw std::runtime_error("hub at " + address.to_string() +
                                  " did not complete the handshake");
     }
     if (!macs_equal(answer->str("mac"),
                     handshake_mac(secret, "hub", hub_nonce, my_nonce, binding))) {
-        channel.close();
         throw std::runtime_error("the process at " + address.to_string() +
                                  " does not hold this hub's secret; not talking to it");
     }
+    Json described = answer->body.at("hub");
+    if (!early && first) {
+        const auto speaks = described.find("speaks");
+        const bool v2 = speaks != described.end() && speaks->is_string() &&
+                        speaks->get<std::string>() == kEarlyHello;
+        channel.send_all(first(v2));
+    }
     guard.done = true;
-    return answer->body.at("hub");
+    return described;
+}
+
+bool Channel::send_all(const std::vector<Message>& messages) {
+    std::string bytes;
+    for (const auto& message : messages) bytes += frame(message);
+    if (bytes.empty()) return true;
+    std::lock_guard<std::timed_mutex> lock(write_mutex_);
+    if (!open_) return false;
+    return transport_->write_all(bytes.data(), bytes.size(), std::nullopt);
 }
 
 bool Channel::send(const Message& message) {

@@ -3,10 +3,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/address.hpp"
 #include "wire/message.hpp"
@@ -28,6 +30,14 @@ class Channel {
     // already connected to `address`, which the channel takes over.
     static Json connect(Channel& channel, const HubAddress& address, const std::string& secret,
                         const std::string& role, const Json& proc = Json(), int connected = -1);
+
+    // The first requests, made once it is known whether the hub speaks dpdb/2 (its requests'
+    // optional fields; wire/tls.hpp): with the early hello they go in the hello's own write,
+    // otherwise right after the welcome. Either way connect() returns once the welcome proved the
+    // hub, and their answers are then read with receive().
+    using FirstRequests = std::function<std::vector<Message>(bool hub_speaks_v2)>;
+    static Json connect(Channel& channel, const HubAddress& address, const std::string& secret,
+                        const std::string& role, const FirstRequests& first);
 
     bool is_open() const { return open_; }
     // For poll(): readable means receive() has something (with TLS, drain receive(0) first).
@@ -52,6 +62,12 @@ class Channel {
     void abandon_after_fork();
 
   private:
+    static Json handshake(Channel& channel, const HubAddress& address, const std::string& secret,
+                          const std::string& role, const Json& proc, int connected,
+                          const FirstRequests& first);
+    // Several messages in one write (one burst on the network).
+    bool send_all(const std::vector<Message>& messages);
+
     // Replaced only by connect(), on the owning thread; close() from another thread only shuts
     // it down, so a reader blocked in it wakes up and the object stays valid.
     std::unique_ptr<Transport> transport_;

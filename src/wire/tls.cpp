@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 
 namespace dpdb::wire {
 namespace {
@@ -128,6 +129,53 @@ std::string channel_binding(SSL* ssl) {
         throw std::runtime_error("cannot export TLS keying material: " + tls_error());
     }
     return hex(material, sizeof(material));
+}
+
+namespace {
+
+// kEarlyHello in ALPN's wire form: a length byte, then the name.
+std::string early_hello_protocols() {
+    const std::string name = kEarlyHello;
+    return std::string(1, static_cast<char>(name.size())) + name;
+}
+
+int select_early_hello(SSL* ssl, const unsigned char** out, unsigned char* out_size,
+                       const unsigned char* offered, unsigned int offered_size, void*) {
+    // TLS 1.2 has no client data with the Finished: the early hello would save nothing there.
+    if (SSL_version(ssl) != TLS1_3_VERSION) return SSL_TLSEXT_ERR_NOACK;
+    static const std::string ours = early_hello_protocols();
+    unsigned char* selected = nullptr;
+    if (SSL_select_next_proto(&selected, out_size,
+                              reinterpret_cast<const unsigned char*>(ours.data()),
+                              static_cast<unsigned int>(ours.size()), offered,
+                              offered_size) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;  // an older release's protocol: the challenge as before
+    }
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+}  // namespace
+
+void accept_early_hello(SSL_CTX* server) {
+    SSL_CTX_set_alpn_select_cb(server, select_early_hello, nullptr);
+}
+
+void offer_early_hello(SSL_CTX* client) {
+    const std::string protocols = early_hello_protocols();
+    if (SSL_CTX_set_alpn_protos(client, reinterpret_cast<const unsigned char*>(protocols.data()),
+                                static_cast<unsigned int>(protocols.size())) != 0) {
+        throw std::runtime_error("cannot offer ALPN " + std::string(kEarlyHello) + ": " +
+                                 tls_error());
+    }
+}
+
+bool early_hello(const SSL* ssl) {
+    const unsigned char* selected = nullptr;
+    unsigned int size = 0;
+    SSL_get0_alpn_selected(ssl, &selected, &size);
+    return SSL_version(ssl) == TLS1_3_VERSION && selected != nullptr &&
+           std::string_view(reinterpret_cast<const char*>(selected), size) == kEarlyHello;
 }
 
 }  // namespace dpdb::wire

@@ -32,6 +32,22 @@ std::string fingerprint_of_file(const std::string& cert_path);
 // on each side cannot pass the HMAC handshake on.
 std::string channel_binding(SSL* ssl);
 
+// ALPN "dpdb/2", the early hello: the peer sends its hello, and a client its first requests with
+// it, right after its TLS Finished instead of waiting for the hub's challenge (a round trip
+// fewer, and the requests ride along). The TLS 1.3 channel binding, fresh from both ends' random
+// values and key shares, stands in for the hub's nonce, which is then kEarlyHello itself (a hub's
+// nonce is otherwise 32 hex digits: the two MACs are never confused); docs/architecture.md says
+// why that keeps replay and reflection out. A peer that does not offer it (an older release, a
+// hub not pinned) is challenged as before; a hub that does not select it (an older release, TLS
+// 1.2) is answered as before.
+inline constexpr char kEarlyHello[] = "dpdb/2";
+// The hub: select kEarlyHello when a TLS 1.3 peer offers it.
+void accept_early_hello(SSL_CTX* server);
+// The peer: offer it.
+void offer_early_hello(SSL_CTX* client);
+// Once the handshake is done: both ends agreed on it.
+bool early_hello(const SSL* ssl);
+
 // The last OpenSSL error as text.
 std::string tls_error();
 

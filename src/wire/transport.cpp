@@ -119,6 +119,9 @@ class TlsTransport final : public Transport {
             // The hub is authenticated by the channel-bound HMAC handshake (and by the pinned
             // fingerprint when given), not by a certificate authority.
             SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+            // Only to a pinned hub: the early hello sends requests before the hub's welcome has
+            // proved it holds the secret, so the hub must already be known by its certificate.
+            if (!pinned.empty()) offer_early_hello(ctx_);
             ssl_ = SSL_new(ctx_);
             SSL_set_fd(ssl_, fd_);
             SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -170,6 +173,7 @@ class TlsTransport final : public Transport {
         }
         std::lock_guard<std::mutex> lock(openssl_mutex());
         binding_ = channel_binding(ssl_);
+        early_hello_ = wire::early_hello(ssl_);
     }
 
     ~TlsTransport() override { release(); }
@@ -223,6 +227,7 @@ class TlsTransport final : public Transport {
     int fd() const override { return fd_; }
     void shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
     std::string binding() const override { return binding_; }
+    bool early_hello() const override { return early_hello_; }
     void abandon() override {
         // The SSL state is shared with the parent's connection: never free or shut it here.
         ::close(fd_);
@@ -246,6 +251,7 @@ class TlsTransport final : public Transport {
     SSL_CTX* ctx_ = nullptr;
     SSL* ssl_ = nullptr;
     std::string binding_;
+    bool early_hello_ = false;
 };
 
 }  // namespace

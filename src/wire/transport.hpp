@@ -24,6 +24,9 @@ class Transport {
     virtual void shutdown() = 0;
     // The TLS channel binding (see tls.hpp), or empty for a plain socket.
     virtual std::string binding() const { return {}; }
+    // The hub agreed to the early hello (tls.hpp: kEarlyHello); only over TLS 1.3 to a hub whose
+    // certificate was pinned.
+    virtual bool early_hello() const { return false; }
     // After fork, in the child: let go of the descriptor without touching the shared connection.
     virtual void abandon() = 0;
 };
@@ -31,7 +34,8 @@ class Transport {
 std::unique_ptr<Transport> plain_transport(int fd);
 
 // Runs a TLS client handshake on a connected socket; throws std::runtime_error. When `pinned`
-// ("sha256:…") is not empty the hub's certificate must have that fingerprint.
+// ("sha256:…") is not empty the hub's certificate must have that fingerprint, and the early
+// hello is offered (tls.hpp).
 std::unique_ptr<Transport> tls_transport(int fd, const std::string& server_name,
                                          const std::string& pinned);
 

@@ -13,10 +13,12 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "wire/auth.hpp"
+#include "wire/tls.hpp"
 
 namespace {
 
@@ -156,6 +158,26 @@ TEST(Channel, RefusesAHubOfAnotherProtocolVersion) {
     });
     const std::string error = connect_error(hub);
     EXPECT_NE(error.find("protocol version"), std::string::npos) << error;
+    EXPECT_EQ(hub.done(), "");
+}
+
+TEST(Channel, NeverAnswersAChallengeThatPosesAsTheEarlyHello) {
+    // Such a MAC is made only on a TLS connection that agreed on the early hello (wire/tls.hpp):
+    // an impostor must not get one for its own use by challenging with that nonce.
+    FakeHub hub;
+    hub.serve([](Channel& peer) {
+        peer.send(make("challenge",
+                       {{"v", dpdb::wire::kProtocolVersion}, {"nonce", dpdb::wire::kEarlyHello}}));
+        std::optional<Message> answer;
+        try {
+            answer = peer.receive(kWaitMs);
+        } catch (const std::runtime_error&) {
+            return;  // it hung up without a hello: as it should
+        }
+        throw std::logic_error(answer ? "the peer answered" : "the peer neither answered nor left");
+    });
+    const std::string error = connect_error(hub);
+    EXPECT_NE(error.find("sent a challenge this dpdb does not answer"), std::string::npos) << error;
     EXPECT_EQ(hub.done(), "");
 }
 
