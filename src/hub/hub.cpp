@@ -7,6 +7,7 @@
 #include "hub/summary.hpp"
 #include "wire/auth.hpp"
 #include "wire/contents.hpp"
+#include "wire/tls.hpp"
 
 namespace dpdb::hub {
 
@@ -48,7 +49,10 @@ void HubImpl::stop() {
 void HubImpl::admit(std::unique_ptr<Stream> stream, Admission::Slot slot) {
     auto connection = std::make_shared<Connection>(std::move(stream), next_connection_id_++);
     connections_[connection->id()] = connection;
-    connection->nonce = wire::random_hex(16);
+    // With the early hello the peer's hello is already on its way: the channel binding, fresh
+    // for this TLS connection, makes its MAC fresh, and kEarlyHello stands in for the nonce.
+    const bool early = connection->stream().early_hello();
+    connection->nonce = early ? std::string(wire::kEarlyHello) : wire::random_hex(16);
     connection->slot = std::move(slot);
     connection->slot.on_evict([weak = std::weak_ptr<Connection>(connection)] {
         if (auto evicted = weak.lock()) evicted->close("closed to make room (see Admission)");
@@ -61,8 +65,10 @@ void HubImpl::admit(std::unique_ptr<Stream> stream, Admission::Slot slot) {
         [weak](const ConnectionPtr& c, const std::string& reason) {
             if (auto self = weak.lock()) self->on_close(c, reason);
         });
-    connection->send(
-        make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
+    if (!early) {
+        connection->send(
+            make("challenge", {{"v", wire::kProtocolVersion}, {"nonce", connection->nonce}}));
+    }
 }
 
 void HubImpl::on_message(const ConnectionPtr& from, const Message& message) {
@@ -151,11 +157,15 @@ void HubImpl::handshake(const ConnectionPtr& peer, const Message& hello) {
     peer->authenticated = true;
     peer->slot.release();
     peer->role = role == "agent" ? Role::Agent : Role::Client;
-    peer->send(
-        make("welcome",
-             {{"mac", wire::handshake_mac(key, "hub", peer->nonce, peer_nonce, binding)},
-              {"hub",
-               {{"name", options_.name}, {"pid", ::getpid()}, {"socket", options_.socket_path}}}}));
+    peer->send(make("welcome",
+                    {{"mac", wire::handshake_mac(key, "hub", peer->nonce, peer_nonce, binding)},
+                     // "speaks": the requests' fields of dpdb/2 are understood (a summarize's
+                     // list_up_to), for a peer that learns it only here, without the early hello.
+                     {"hub",
+                      {{"name", options_.name},
+                       {"pid", ::getpid()},
+                       {"socket", options_.socket_path},
+                       {"speaks", wire::kEarlyHello}}}}));
     if (peer->role == Role::Agent) {
         // Before the breakpoints, which the program waits for at start-up: its first line of
         // output is copied too.

@@ -31,6 +31,9 @@ struct HubOptions {
     // dpdb run's hub: the processes below this one (the job it runs) may be agents, never
     // clients, whatever file of the user's they read the secret from (0: no such rule).
     std::int64_t job_parent = 0;
+    // Select ALPN dpdb/2 (wire/tls.hpp: the early hello) for TLS 1.3 peers that offer it. Off
+    // only for tests that play an older hub.
+    bool early_hello = true;
 };
 
 class HubImpl;

@@ -15,7 +15,13 @@ void HubImpl::from_client(const ConnectionPtr& client, const Message& message) {
     if (type == "summarize") {
         Json body = summarize(registry_);
         body["id"] = message.num("id");
+        const bool listing =
+            message.has("list_up_to") &&
+            body.value("processes", std::int64_t{0}) <= message.num("list_up_to") &&
+            body.value("sessions", std::int64_t{0}) <= message.num("list_up_to");
+        if (listing) body["listing"] = true;
         client->send(make("summary", std::move(body)));
+        if (listing) send_listing(client, make("list", {{"id", message.num("id")}}));
         return;
     }
     if (type == "subscribe") {

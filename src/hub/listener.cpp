@@ -63,6 +63,7 @@ void Listener::start_tcp() {
             throw std::invalid_argument("TCP needs a TLS certificate and key (or --insecure)");
         }
         wire::serve_with(tls_.native_handle(), {options_.tls_cert, options_.tls_key});
+        if (options_.early_hello) wire::accept_early_hello(tls_.native_handle());
     }
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(options_.tcp_host),
                                            static_cast<unsigned short>(options_.tcp_port));
@@ -132,8 +133,9 @@ void Listener::secure(asio::ip::tcp::socket socket) {
             std::string failure = ec ? ec.message() : "";
             if (!ec) {
                 try {
-                    (*stream)->set_binding(
-                        wire::channel_binding((*stream)->stream().native_handle()));
+                    SSL* ssl = (*stream)->stream().native_handle();
+                    (*stream)->set_binding(wire::channel_binding(ssl));
+                    (*stream)->set_early_hello(wire::early_hello(ssl));
                 } catch (const std::exception& error) {
                     failure = error.what();
                 }

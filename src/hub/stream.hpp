@@ -26,6 +26,8 @@ class Stream {
     virtual std::string peer() const = 0;
     // The TLS channel binding both ends fold into the handshake MAC; empty without TLS.
     virtual std::string binding() const { return {}; }
+    // TLS agreed on the early hello (wire/tls.hpp): the peer sends its hello without a challenge.
+    virtual bool early_hello() const { return false; }
     // The process at the other end of the private Unix socket, as the kernel names it in the
     // hub's pid namespace (SO_PEERCRED, read when the connection was accepted); 0 elsewhere.
     virtual std::int64_t peer_pid() const { return 0; }
@@ -101,11 +103,14 @@ class TlsStream final : public Stream {
     std::string peer() const override { return peer_; }
     std::string binding() const override { return binding_; }
     void set_binding(std::string binding) { binding_ = std::move(binding); }
+    bool early_hello() const override { return early_hello_; }
+    void set_early_hello(bool early) { early_hello_ = early; }
 
   private:
     const std::string peer_;
     asio::ssl::stream<asio::ip::tcp::socket> stream_;
     std::string binding_;
+    bool early_hello_ = false;
 };
 
 }  // namespace dpdb::hub

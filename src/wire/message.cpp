@@ -114,7 +114,10 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
         // Answered by one or more "listing" pages; sessions_only leaves the processes out.
         {"list", {{"id", Kind::Int}, {"sessions_only", Kind::Bool, false}}},
         // Answered by one "summary": the job grouped by host, tags and state (hub/summary.hpp).
-        {"summarize", {{"id", Kind::Int}}},
+        // list_up_to (dpdb/2): when the job has at most that many processes and paused sessions,
+        // the summary says "listing" and the whole listing follows it, with the same id, so that
+        // `dpdb ls` asks once.
+        {"summarize", {{"id", Kind::Int}, {"list_up_to", Kind::Int, false}}},
         // Every event; with program_output, the programs' output as events too; with run, only
         // the events of that run's processes and of none (`dpdb run`'s console).
         {"subscribe", {{"program_output", Kind::Bool, false}, {"run", Kind::String, false}}},
@@ -160,7 +163,8 @@ const std::unordered_map<std::string_view, std::vector<Field>>& schemas() {
           {"group_count", Kind::Int},
           {"groups", Kind::Array},
           {"places", Kind::Array},
-          {"paused", Kind::Array}}},
+          {"paused", Kind::Array},
+          {"listing", Kind::Bool, false}}},
         {"result",
          {{"id", Kind::Int},
           {"ok", Kind::Bool},

@@ -65,6 +65,7 @@ class RunningHub {
     RunningHub& operator=(const RunningHub&) = delete;
 
     std::string socket_path() const { return dir_ + "/hub.sock"; }
+    int tcp_port() const { return hub_->tcp_port(); }
 
   private:
     asio::io_context io_;
