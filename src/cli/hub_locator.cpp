@@ -83,8 +83,13 @@ std::vector<HubTarget> locate_hubs(const std::string& explicit_address) {
     return live;
 }
 
-void connect_client(wire::Channel& channel, const HubTarget& target) {
-    wire::Channel::connect(channel, target.address, target.secret, "client");
+void connect_client(wire::Channel& channel, const HubTarget& target,
+                    const wire::Channel::FirstRequests& first) {
+    if (first) {
+        wire::Channel::connect(channel, target.address, target.secret, "client", first);
+    } else {
+        wire::Channel::connect(channel, target.address, target.secret, "client");
+    }
 }
 
 bool gather_page(wire::Json& whole, wire::Json page) {
@@ -109,6 +114,11 @@ wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::strin
                      wire::Json fields, std::string_view answer, int timeout_ms, std::int64_t id) {
     fields["id"] = id;
     channel.send(wire::make(type, std::move(fields)));
+    return await_answer(channel, target, answer, timeout_ms, id);
+}
+
+wire::Message await_answer(wire::Channel& channel, const HubTarget& target, std::string_view answer,
+                           int timeout_ms, std::int64_t id) {
     std::optional<wire::Message> whole;
     for (;;) {
         auto reply = channel.receive(timeout_ms);
@@ -126,9 +136,13 @@ wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::strin
 
 wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
                       std::string_view answer, int timeout_ms) {
+    // The question goes with the hello where the hub allows it (one round trip fewer).
+    fields["id"] = 1;
     wire::Channel channel;
-    connect_client(channel, target);
-    return ask_on(channel, target, type, std::move(fields), answer, timeout_ms);
+    connect_client(channel, target, [&](bool) {
+        return std::vector<wire::Message>{wire::make(type, std::move(fields))};
+    });
+    return await_answer(channel, target, answer, timeout_ms, 1);
 }
 
 wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
@@ -141,9 +155,11 @@ wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout
 }
 
 wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
-    wire::Channel channel;
-    connect_client(channel, target);
-    return list_hub(channel, target, timeout_ms, 1, sessions_only);
+    wire::Json fields = wire::Json::object();
+    if (sessions_only) fields["sessions_only"] = true;
+    auto listing = ask_hub(target, "list", std::move(fields), "listing", timeout_ms);
+    if (listing.type == "error") throw std::runtime_error(listing.str("message"));
+    return std::move(listing.body);
 }
 
 }  // namespace dpdb::cli

@@ -27,8 +27,10 @@ std::string secret_for(const HubAddress& address);
 // The file secret_for() reads the secret from when DPDB_TOKEN does not give it ("" if none).
 std::string hub_secret_file(const HubAddress& address);
 
-// Connects as a client; throws std::runtime_error with a one-line reason.
-void connect_client(wire::Channel& channel, const HubTarget& target);
+// Connects as a client; throws std::runtime_error with a one-line reason. `first`: the first
+// requests, sent with the hello where the hub allows it (wire::Channel::FirstRequests).
+void connect_client(wire::Channel& channel, const HubTarget& target,
+                    const wire::Channel::FirstRequests& first = nullptr);
 
 // An answer in pages (several messages of one type and id, every one but the last marked "more";
 // see hub/pages.hpp): adds `page` to `whole` (arrays appended, objects merged, anything else
@@ -41,6 +43,10 @@ bool gather_page(wire::Json& whole, wire::Json page);
 wire::Message ask_on(wire::Channel& channel, const HubTarget& target, std::string_view type,
                      wire::Json fields, std::string_view answer, int timeout_ms,
                      std::int64_t id = 1);
+
+// The answer to a question already sent (ask_on without its send).
+wire::Message await_answer(wire::Channel& channel, const HubTarget& target, std::string_view answer,
+                           int timeout_ms, std::int64_t id);
 
 // The same question on a fresh connection.
 wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
