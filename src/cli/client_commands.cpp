@@ -135,6 +135,9 @@ int attach_command(const std::string& hub, const std::string& session, bool next
     const auto targets = locate_hubs(hub);
     ConsoleOptions options;
     const HubTarget* chosen = nullptr;
+    // The connection the chosen session was listed on: the console attaches on it, without a
+    // second TLS handshake and hello (two round trips to a remote hub).
+    std::unique_ptr<wire::Channel> listed_on;
     if (next) {
         if (targets.size() > 1) {
             throw std::runtime_error(
@@ -144,6 +147,7 @@ int attach_command(const std::string& hub, const std::string& session, bool next
         chosen = &targets.front();
     } else {
         std::vector<std::pair<const HubTarget*, wire::Json>> found;
+        std::vector<std::unique_ptr<wire::Channel>> channels(targets.size());
         long long wanted = 0;
         if (!session.empty()) {
             try {
@@ -154,10 +158,12 @@ int attach_command(const std::string& hub, const std::string& session, bool next
                 return 2;
             }
         }
-        for (const auto& target : targets) {
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            const auto& target = targets[i];
             try {
-                const auto listing = list_hub(target, kListTimeoutMs,
-                                              /*sessions_only=*/true);  // kept: read in the loop
+                channels[i] = std::make_unique<wire::Channel>();
+                const auto listing = connect_and_list(*channels[i], target, kListTimeoutMs,
+                                                      /*sessions_only=*/true);
                 for (const auto& s : listing["sessions"]) {
                     if (wanted == 0 || s.value("sid", 0LL) == wanted)
                         found.emplace_back(&target, s);
@@ -196,13 +202,17 @@ int attach_command(const std::string& hub, const std::string& session, bool next
             return 2;
         }
         chosen = found.front().first;
+        listed_on = std::move(channels[static_cast<std::size_t>(chosen - targets.data())]);
         options.follow = Follow::Session;
         options.session = found.front().second.value("sid", 0LL);
     }
     for (;;) {
-        wire::Channel channel;
-        connect_client(channel, *chosen);
-        Console console(channel, options);
+        std::unique_ptr<wire::Channel> channel = std::move(listed_on);
+        if (!channel || !channel->is_open()) {
+            channel = std::make_unique<wire::Channel>();
+            connect_client(*channel, *chosen);
+        }
+        Console console(*channel, options);
         const int status = console.run();
         if (!console.lost_hub() || console.hung_up()) return status;
         // As `dpdb logs --follow` does: the hub restarts with its store, the process dials it

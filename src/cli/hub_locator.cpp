@@ -154,12 +154,21 @@ wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout
     return std::move(listing.body);
 }
 
-wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
-    wire::Json fields = wire::Json::object();
+wire::Json connect_and_list(wire::Channel& channel, const HubTarget& target, int timeout_ms,
+                            bool sessions_only) {
+    wire::Json fields = {{"id", 1}};
     if (sessions_only) fields["sessions_only"] = true;
-    auto listing = ask_hub(target, "list", std::move(fields), "listing", timeout_ms);
+    connect_client(channel, target, [&](bool) {
+        return std::vector<wire::Message>{wire::make("list", std::move(fields))};
+    });
+    auto listing = await_answer(channel, target, "listing", timeout_ms, 1);
     if (listing.type == "error") throw std::runtime_error(listing.str("message"));
     return std::move(listing.body);
+}
+
+wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
+    wire::Channel channel;
+    return connect_and_list(channel, target, timeout_ms, sessions_only);
 }
 
 }  // namespace dpdb::cli

@@ -55,6 +55,10 @@ wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json
 // The hub's whole listing (processes, sessions, exited), or only its sessions; throws on an
 // error or no answer.
 wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only = false);
+// The same on `channel`, connected here with the question sent along with the hello, and left
+// open for what comes next (`dpdb attach` attaches on it).
+wire::Json connect_and_list(wire::Channel& channel, const HubTarget& target, int timeout_ms,
+                            bool sessions_only);
 wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
                     std::int64_t id = 1, bool sessions_only = false);
 
