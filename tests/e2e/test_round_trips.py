@@ -1,14 +1,14 @@
 """A client far from its hub: round trips counted by a relay between them (bench/latency/relay.py,
 each chunk held 50 ms each way), never timed. With the hub's certificate pinned, `dpdb ls` takes
-two round trips (TLS 1.3, then the early hello with its one question: docs/remote.md); without
-a pin the old handshake runs, as it does for an older client; a wrong secret still fails in one
-line."""
+two round trips (TLS 1.3, then the early hello with its one question: docs/remote.md) and
+`dpdb attach` four to its prompt; without a pin the old handshake runs, as it does for an older
+client; a wrong secret still fails in one line."""
 import os
 import sys
 
 import pytest
 
-from conftest import wait_until
+from conftest import PROMPT, wait_until
 from test_remote import StandaloneHub, jobs, paused_sessions, start_job  # noqa: F401
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
@@ -47,6 +47,20 @@ def test_ls_of_a_pinned_hub_takes_two_round_trips(dpdb, far_hub, jobs):  # noqa:
     output, trips = ls_through(dpdb, relay, pinned)
     assert trips == [2], trips
     assert "1 paused session(s)" in output, output
+
+
+def test_attach_to_a_pinned_hub_takes_four_round_trips_to_its_prompt(dpdb, far_hub, jobs):  # noqa: F811
+    hub, relay, env = far_hub
+    start_job(dpdb, hub.env(DPDB_TLS_FINGERPRINT=hub.fingerprint), jobs)
+    session = paused_sessions(dpdb, hub.env())[0]
+    relay.reset()
+    client = dpdb.spawn("dpdb", "attach", env=dict(env, DPDB_TLS_FINGERPRINT=hub.fingerprint))
+    client.expect(r"attached to session %d" % session["sid"])
+    client.expect(PROMPT)
+    # TLS; hello with the sessions' list; the console's subscribe and list on the same
+    # connection; attach, answered by the prompt.
+    assert relay.round_trips() == [4], relay.round_trips()
+    client.close(force=True)
 
 
 def test_a_client_without_a_pin_takes_the_old_handshake(dpdb, far_hub):
