@@ -3,7 +3,7 @@
 
 usage: python bench/instructions.py [--size K] [--workloads W,...] [--configs C,...]
                                     [--engine STRATEGY[,STRATEGY...]] [INTERPRETER[=PYTHONPATH]]
-       python bench/instructions.py --programs P,... [--milliseconds T] [--keep DIR]
+       python bench/instructions.py --programs P,... [--against C,...] [--milliseconds T] [--keep DIR]
                                     [--engine STRATEGY[,STRATEGY...]] [INTERPRETER[=PYTHONPATH]]
 
 Wall time on a shared 2-core machine cannot tell 1.00x from 1.05x in one cell (bench/overhead's
@@ -19,7 +19,8 @@ for every one) the same way, through programs.py's own child: bare against dpdb_
 breakpoint on a line of the program's file that never runs, in the hot line's code object where
 there is one), K sized so that the bare run takes about T ms outside valgrind (calibrated like
 programs.py, default 20). --keep DIR keeps the callgrind outputs (DIR/NAME-CONFIG-SIZE.out), for
-callgrind_annotate. The hot and unreached lines are found by the interpreter running this script
+callgrind_annotate. --against C,... counts other configs of programs.py instead (dpdb_cond: the
+program's never-true condition on a variable of the hot line; line_event: the interpreter's floor). The hot and unreached lines are found by the interpreter running this script
 (3.10+), as programs.py finds them with its first.
 """
 import argparse
@@ -77,6 +78,14 @@ def cost(python, pythonpath, config, workload, size, engine=None):
     return twice - once
 
 
+def condition_for(program, config):
+    """The never-true condition a conditional config puts on the hot line: the program's own on
+    one of its variables (programs.py's "variable" row), else `0 > 1`."""
+    if config in programs.UNCONDITIONAL:
+        return None
+    return program.hot["condition"] or programs.NEVER
+
+
 def program_cost(program, config, size, engine, keep):
     """Instructions of `size` of the program, through programs.py's child (which checks that the
     unreached breakpoint was armed and never hit)."""
@@ -84,7 +93,8 @@ def program_cost(program, config, size, engine, keep):
     with tempfile.TemporaryDirectory() as scratch:
         for run in (size, 2 * size):
             out = os.path.join(keep or scratch, "%s-%s-%d.out" % (program.name, config, run))
-            program.seconds(config, run, None, engine, callgrind(out), ENV)
+            program.seconds(config, run, condition_for(program, config), engine, callgrind(out),
+                            ENV)
             counts.append(collected(out))
     return counts[1] - counts[0]
 
@@ -92,10 +102,12 @@ def program_cost(program, config, size, engine, keep):
 def measure_programs(python, pythonpath, args):
     benchmarks = programs.sources()
     engines = args.engine.split(",")
+    against = args.against
+    columns = [(c, e) for c in against for e in (engines if c.startswith("dpdb") else [None])]
     print("| program | K | bare (instructions) | " +
-          " | ".join("unreached (%s)" % e for e in engines) + " |")
-    print("|" + "---|" * (3 + len(engines)))
-    ratios = {e: [] for e in engines}
+          " | ".join("%s (%s)" % (c, e) if e else c for c, e in columns) + " |")
+    print("|" + "---|" * (3 + len(columns)))
+    ratios = {col: [] for col in columns}
     for name in args.programs:
         # Profiled by this script's interpreter, as programs.py profiles with its first one:
         # finding the code objects of a line needs co_lines() (3.10+).
@@ -104,17 +116,17 @@ def measure_programs(python, pythonpath, args):
         size = program.calibrate(args.milliseconds / 1000.0)
         bare = program_cost(program, "bare", size, None, args.keep)
         cells = []
-        for engine in engines:
-            ratios[engine].append(program_cost(program, "dpdb_unreached", size, engine,
-                                               args.keep) / bare)
-            cells.append("%.4fx" % ratios[engine][-1])
+        for config, engine in columns:
+            ratios[config, engine].append(program_cost(program, config, size, engine,
+                                                       args.keep) / bare)
+            cells.append("%.4fx" % ratios[config, engine][-1])
         print("| %s | %d | %d | %s |" % (name, size, bare, " | ".join(cells)), flush=True)
-    product = {e: 1.0 for e in engines}
-    for engine in engines:
-        for ratio in ratios[engine]:
-            product[engine] *= ratio
+    product = {col: 1.0 for col in columns}
+    for col in columns:
+        for ratio in ratios[col]:
+            product[col] *= ratio
     print("| geometric mean (%s) | | | %s |" % (version_of(python), " | ".join(
-        "%.4fx" % product[e] ** (1.0 / len(ratios[e])) for e in engines)))
+        "%.4fx" % product[col] ** (1.0 / len(ratios[col])) for col in columns)))
 
 
 def main():
@@ -132,6 +144,10 @@ def main():
                         help="comma-separated, of %s, or all" % ", ".join(programs.PROGRAMS))
     parser.add_argument("--milliseconds", type=float, default=20,
                         help="--programs: bare time each program is sized to (default 20)")
+    parser.add_argument("--against", type=lambda t: names(t, programs.CONFIGS[1:]),
+                        default=["dpdb_unreached"],
+                        help="--programs: configs counted against bare, comma-separated, of %s "
+                        "(default dpdb_unreached)" % ", ".join(programs.CONFIGS[1:]))
     parser.add_argument("--keep", help="--programs: folder to keep the callgrind outputs in")
     parser.add_argument("interpreter", nargs="?", default=sys.executable)
     args = parser.parse_args()
