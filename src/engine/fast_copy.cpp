@@ -52,21 +52,30 @@ int tail_units(const FastSite& c, int guard_index) {
 
 int jump_tail_units(int guard_index) {
     const int guard = arg_width(guard_index) + (kPy313 ? 1 + g_op.caches[g_op.to_bool] : 0);
-    return guard + 1 + g_op.caches[g_op.pop_jump_if_false] +
+    // The NOP of a site whose slow way reports the line in the tail (at most one unit more).
+    return guard + 1 + g_op.caches[g_op.pop_jump_if_false] + 1 +
            2 * (3 + g_op.caches[g_op.jump_backward]) + 3 + g_op.caches[g_op.jump_back];
 }
 
-// Whether a loop's backward jump site `c` can land quietly (fast_copy.hpp): the jump is of its
-// target's own line, and nothing reaches the target from another line (every jump there is of
-// that line, the instruction before it too, and no handler lands there), so the target's LINE
-// event is never the line's: only the hop's landing reports it, and it can answer DISABLE.
-bool lands_quietly(const Decoded& d, const FastSite& c) {
+// Whether a loop's backward jump site `c` can land quietly (fast_copy.hpp): the target's LINE
+// event is never the line's, as nothing else reaches the target from another line (the
+// instruction before it is of its line, no handler lands there, and every jump there from another
+// line is a chosen site, whose slow way reports the line in its tail), so only a landing from a
+// unit with no line reports it, and it can answer DISABLE.
+bool lands_quietly(const Decoded& d, const FastSite& c, const std::vector<FastSite>& chosen) {
     const int line = d.line_at[c.end];
-    if (d.line_at[c.start] != line || !reached_from_own_line_only(d, c.end)) return false;
     const int index = d.index_at[c.end];
     if (index <= 0) return false;
     const Instr& before = d.instrs[index - 1];
-    return before.op != g_op.resume && d.line_at[before.start] == line;
+    if (before.op == g_op.resume || d.line_at[before.start] != line) return false;
+    for (const Handler& h : d.handlers)
+        if (h.target == c.end) return false;
+    for (const auto& [from, to] : d.jumps) {
+        if (to != c.end || d.line_at[from] == line) continue;
+        const auto taken = [from = from](const FastSite& s) { return s.jump && s.start == from; };
+        if (std::none_of(chosen.begin(), chosen.end(), taken)) return false;
+    }
+    return true;
 }
 
 // A loop's backward jump onto a breakpoint line (fast_copy.hpp) that can take a tail at `tail_at`:
@@ -97,7 +106,7 @@ bool choose_jump(const Decoded& d, int index, const std::vector<int>& bp_lines,
 // the slow jump (the jump's), the hop of a site that lands quietly (none), the fast jump (the
 // target's).
 struct JumpTailUnits {
-    int guard = 0, slow = 0, hop = 0, fast = 0;
+    int guard = 0, nop = 0, slow = 0, hop = 0, fast = 0;
 };
 
 // The tail of a loop's backward jump site `c` at `tail`, its guard the constant `guard_index`;
@@ -109,15 +118,17 @@ bool jump_tail(FastSite& c, int tail, int guard_index, std::vector<CodeUnit>& t,
     if (kPy313) emit(t, g_op.to_bool, 0);
     const int branch_at = static_cast<int>(t.size());
     const int slow = tail + branch_at + 1 + g_op.caches[g_op.pop_jump_if_false];
-    const int slow_arg = backward_arg(slow, c.end, g_op.jump_backward);
+    const int nop = c.reports ? 1 : 0;
+    const int slow_arg = backward_arg(slow + nop, c.end, g_op.jump_backward);
     if (slow_arg < 0) return false;
-    const int slow_len = arg_width(slow_arg) + g_op.caches[g_op.jump_backward];
+    const int slow_len = nop + arg_width(slow_arg) + g_op.caches[g_op.jump_backward];
     const int hop = slow + slow_len;
     const int hop_arg = c.quiet ? backward_arg(hop, c.end) : 0;
     if (hop_arg < 0) return false;
     const int hop_len = c.quiet ? arg_width(hop_arg) + g_op.caches[g_op.jump_back] : 0;
     emit(t, g_op.pop_jump_if_false, slow_len + hop_len, 1);
     units.guard = static_cast<int>(t.size());
+    if (c.reports) emit(t, g_op.nop, 0);
     emit(t, g_op.jump_backward, slow_arg);
     if (c.quiet) emit(t, g_op.jump_back, hop_arg);
     const int fast = tail + static_cast<int>(t.size());
@@ -127,7 +138,8 @@ bool jump_tail(FastSite& c, int tail, int guard_index, std::vector<CodeUnit>& t,
     c.slow = slow;
     c.fast = c.quiet ? hop : fast;
     c.fast_end = tail + static_cast<int>(t.size());
-    units.slow = slow_len;
+    units.nop = nop;
+    units.slow = slow_len - nop;
     units.hop = hop_len;
     units.fast = c.fast_end - fast;
     return true;
@@ -207,7 +219,8 @@ bool FastCopy::lands_quietly_at(int unit) const {
 
 bool FastCopy::in_jump_tail(int unit) const {
     for (const FastSite& s : sites)
-        if (s.jump && s.slow <= unit && unit < s.fast_end) return true;
+        if (s.jump && s.slow <= unit && unit < s.fast_end && !(s.reports && unit == s.slow))
+            return true;
     return false;
 }
 
@@ -250,9 +263,13 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
     for (int i = 0; i < static_cast<int>(d.instrs.size()); ++i) {
         FastSite c;
         if (!choose_jump(d, i, bp_lines, entries, tail_at, c)) continue;
-        c.quiet = lands_quietly(d, c);
         chosen.push_back(c);
         tail_at += jump_tail_units(static_cast<int>(base_consts + chosen.size()));
+    }
+    for (FastSite& c : chosen) {
+        if (!c.jump) continue;
+        c.quiet = lands_quietly(d, c, chosen);
+        c.reports = c.quiet && d.line_at[c.start] != c.line;
     }
     if (chosen.empty() && !nested) {
         Py_DECREF(raw);
@@ -301,12 +318,30 @@ PyObject* build_fast_copy(PyObject* code, const std::vector<int>& bp_lines, PyOb
             // The guard has no line, so that the slow and fast jumps are line starts whose LINE
             // events answer DISABLE once (FastCopy::in_jump_tail): a line start reached from its
             // own line never reports, and CPython would run its INSTRUMENTED_LINE at every pass.
+            // A slow way that reports the line (FastSite::reports) has its line on the NOP, and
+            // its jump none, so that landing reports the target's LINE once, answered DISABLE.
             append_line_entries(lines, units.guard, kNoLine);
-            append_line_entries(lines, units.slow, d.line_at[c.start] - line);
-            append_line_entries(lines, units.hop, kNoLine);
-            append_line_entries(lines, units.fast, c.line - d.line_at[c.start]);
+            if (c.reports) {
+                append_line_entries(lines, units.nop, c.line - line);
+                append_line_entries(lines, units.slow, kNoLine);
+                append_line_entries(lines, units.hop, kNoLine);
+                append_line_entries(lines, units.fast, 0);
+            } else {
+                append_line_entries(lines, units.slow, d.line_at[c.start] - line);
+                append_line_entries(lines, units.hop, kNoLine);
+                append_line_entries(lines, units.fast, c.line - d.line_at[c.start]);
+            }
             line = c.line;
-            add_handler(d, c.start, tail, static_cast<int>(t.size()), handlers);
+            if (c.reports) {
+                // The NOP's event is the target's, under the target's handler (a `continue` in a
+                // `try` jumps from within it; the header is outside).
+                const int after = units.guard + units.nop;
+                add_handler(d, c.start, tail, units.guard, handlers);
+                add_handler(d, c.end, tail + units.guard, units.nop, handlers);
+                add_handler(d, c.start, tail + after, static_cast<int>(t.size()) - after, handlers);
+            } else {
+                add_handler(d, c.start, tail, static_cast<int>(t.size()), handlers);
+            }
             tails.insert(tails.end(), t.begin(), t.end());
             made->sites.push_back(c);
             continue;

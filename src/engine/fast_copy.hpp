@@ -40,6 +40,19 @@
 // landing from a unit with no line reports the target's LINE once, answered DISABLE: the target's
 // INSTRUMENTED_LINE goes, and its FOR_ITER specialises again.
 //
+// A `for` header's FOR_ITER reached from its body (a jump of another line) keeps its LINE event
+// as the line's only while the slow jump lands there from another line. Where every jump onto the
+// target from another line is such a site (and nothing else reaches it but its own line), the
+// slow way reports the line in the tail instead, and lands with no line, as the fast way does:
+//
+//   slow:   NOP                                                            (the target's line)
+//           JUMP_BACKWARD target                                           (no line)
+//   hop:    JUMP_BACKWARD_NO_INTERRUPT target                              (no line)
+//   fast:   JUMP_BACKWARD hop                                              (the target's line)
+//
+// The NOP's LINE event is the line's (the guard before it has no line); the target's fires once,
+// from either way, and answers DISABLE, so FOR_ITER specialises there too.
+//
 // Everything else in the copy is the original, frames running the original keep its events, and
 // a line the copy cannot take (see build_fast_copy) keeps its event in the copy: the copy only
 // ever takes events away where they would have answered nothing.
@@ -66,6 +79,9 @@ struct FastSite {
     // The fast jump lands through a hop with no line, so that the target's LINE event fires once
     // and answers DISABLE (only where it is never the line's event: lands_quietly in the .cpp).
     bool quiet = false;
+    // A quiet site whose jump is of another line: its slow way reports the line on a NOP of the
+    // target's line in the tail (slow), its jump with no line.
+    bool reports = false;
 };
 
 // Owned by the copy's CodeInfo.

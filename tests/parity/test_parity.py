@@ -291,6 +291,36 @@ SCENARIOS = {
         "b 16, i == 3", "b 20, i == 4", "b 22, total < -100", "c", "p i, total", "n", "n",
         "p total", "c", "p i", "n", "n", "p i", "b", "cl", "y", "c",
     ]),
+    # Conditions on a `for` header over an attribute, whose per-iteration entry is the FOR_ITER
+    # the body jumps back to (a fast copy reports the line in the jump's tail): true sometimes,
+    # stepping and `j` from a stop there, never true (hit counts), raising (a name unbound before
+    # the first item, a division by zero), an ignore count, a `continue` from another line, a
+    # nested loop's headers.
+    "condition_for_attribute_true": ("forattr.py", [
+        "b 9, total > 5", "b 16, item == 3", "c", "p total", "n", "p item, total", "n", "n",
+        "p item, total", "c", "p total", "j 10", "n", "p item, total", "c", "p item, total",
+        "s", "s", "p item, total", "b", "c", "p item, total", "b", "cl", "y", "c",
+    ]),
+    "condition_for_attribute_never": ("forattr.py", [
+        "b 9, total < 0", "b 16, total < 0", "b 25, count < 0", "b 26, count < -1",
+        "b 33, len(seen) < 0", "b 51", "c", "b", "cl", "y", "c",
+    ]),
+    # A `continue` in a `try` jumps back from within the handler's range, the header is outside.
+    "condition_for_attribute_try": ("forattr.py", [
+        "b 33, item == 3", "b 25, count > 0", "c", "p count", "c", "p count", "c", "p item, seen",
+        "c", "p item, seen", "n", "n", "p item", "n", "n", "n", "c", "p item, seen", "b", "cl",
+        "y", "c",
+    ]),
+    "condition_for_attribute_raising": ("forattr.py", [
+        "b 9, total // (item - 2) < -100", "b 26, 1 // (item - 4) > 0", "c", "p total", "c",
+        "p item, total", "c", "p item, total", "c", "p bag.items, item, count", "c",
+        "p item, count", "b", "cl", "y", "c",
+    ]),
+    "condition_for_attribute_ignore": ("forattr.py", [
+        "b 26, count >= 0", "ignore 1 5", "b 16, item > 0", "ignore 2 2", "c",
+        "p item, total", "c", "p item, total", "b", "cl 2", "c", "p bag.limit, item, count",
+        "ignore 1 3", "c", "p bag.limit, item, count", "b", "cl", "y", "c",
+    ]),
     "one_line_loops": ("oneline.py", [
         "s", "s", "n", "b 3", "c", "p i, total", "c", "p i", "cl", "y", "b 4", "c", "p n", "c",
         "p n", "cl", "y", "c",
