@@ -141,9 +141,13 @@ def test_stacks_read_from_memory_match_the_agents(dpdb, outside):
 
 def test_the_thread_that_holds_the_gil_is_marked(dpdb, outside):
     target = outside(SPINNING)
+    # The main thread sleeps with the GIL released: the spinner takes it, and keeps it for good
+    # (nothing asks for it). On a loaded machine the spinner may not have run yet since the main
+    # thread let the GIL go (nobody holds it then, and nobody is marked): read until it has.
+    wait_until(lambda: stacks_json(dpdb, "-p", str(target.pid), env=MEMORY)["stacks"]["threads"][1]
+               ["gil"] == "holds the GIL", "the spinner to take the GIL")
     done = dpdb.run("dpdb", "stacks", "-p", str(target.pid), env=MEMORY)
     assert done.returncode == 0, done.stderr
-    # The main thread sleeps with the GIL released: the spinner has it, for good.
     main, spinner = stacks_json(dpdb, "-p", str(target.pid), env=MEMORY)["stacks"]["threads"]
     assert spinner["ident"] == int(target.said[1])
     assert (spinner["gil"], main["gil"]) == ("holds the GIL", None)
