@@ -85,11 +85,7 @@ std::vector<HubTarget> locate_hubs(const std::string& explicit_address) {
 
 void connect_client(wire::Channel& channel, const HubTarget& target,
                     const wire::Channel::FirstRequests& first) {
-    if (first) {
-        wire::Channel::connect(channel, target.address, target.secret, "client", first);
-    } else {
-        wire::Channel::connect(channel, target.address, target.secret, "client");
-    }
+    wire::Channel::connect(channel, target.address, target.secret, "client", first);
 }
 
 bool gather_page(wire::Json& whole, wire::Json page) {
@@ -134,36 +130,50 @@ wire::Message await_answer(wire::Channel& channel, const HubTarget& target, std:
     }
 }
 
-wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
-                      std::string_view answer, int timeout_ms) {
-    // The question goes with the hello where the hub allows it (one round trip fewer).
+namespace {
+
+// Connects `channel` with the question sent along with the hello where the hub allows it (one
+// round trip fewer), and waits for its answer.
+wire::Message connect_and_ask(wire::Channel& channel, const HubTarget& target,
+                              std::string_view type, wire::Json fields, std::string_view answer,
+                              int timeout_ms) {
     fields["id"] = 1;
-    wire::Channel channel;
     connect_client(channel, target, [&](bool) {
         return std::vector<wire::Message>{wire::make(type, std::move(fields))};
     });
     return await_answer(channel, target, answer, timeout_ms, 1);
 }
 
-wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
-                    std::int64_t id, bool sessions_only) {
+wire::Json list_fields(bool sessions_only) {
     wire::Json fields = wire::Json::object();
     if (sessions_only) fields["sessions_only"] = true;
-    auto listing = ask_on(channel, target, "list", std::move(fields), "listing", timeout_ms, id);
-    if (listing.type == "error") throw std::runtime_error(listing.str("message"));
-    return std::move(listing.body);
+    return fields;
+}
+
+// A listing's body; the hub's error as an exception.
+wire::Json listing_of(wire::Message answer) {
+    if (answer.type == "error") throw std::runtime_error(answer.str("message"));
+    return std::move(answer.body);
+}
+
+}  // namespace
+
+wire::Message ask_hub(const HubTarget& target, std::string_view type, wire::Json fields,
+                      std::string_view answer, int timeout_ms) {
+    wire::Channel channel;
+    return connect_and_ask(channel, target, type, std::move(fields), answer, timeout_ms);
+}
+
+wire::Json list_hub(wire::Channel& channel, const HubTarget& target, int timeout_ms,
+                    std::int64_t id, bool sessions_only) {
+    return listing_of(
+        ask_on(channel, target, "list", list_fields(sessions_only), "listing", timeout_ms, id));
 }
 
 wire::Json connect_and_list(wire::Channel& channel, const HubTarget& target, int timeout_ms,
                             bool sessions_only) {
-    wire::Json fields = {{"id", 1}};
-    if (sessions_only) fields["sessions_only"] = true;
-    connect_client(channel, target, [&](bool) {
-        return std::vector<wire::Message>{wire::make("list", std::move(fields))};
-    });
-    auto listing = await_answer(channel, target, "listing", timeout_ms, 1);
-    if (listing.type == "error") throw std::runtime_error(listing.str("message"));
-    return std::move(listing.body);
+    return listing_of(connect_and_ask(channel, target, "list", list_fields(sessions_only),
+                                      "listing", timeout_ms));
 }
 
 wire::Json list_hub(const HubTarget& target, int timeout_ms, bool sessions_only) {
