@@ -110,6 +110,8 @@ def _pause(signum, frame):
     debugging = sys.modules.get("dpdb._debugger")  # not loaded yet: nobody said `q`
     if (debugging is not None and debugging.stopped_debugging()) or unlanded:
         _last_press = None
+        if debugging is not None and debugging.defer_interrupt(frame):
+            return  # `q` closed the session, the thread still leaves it
         signal.default_int_handler(signum, frame)
     if waiting:
         # A later press while the pause still waits: it stays armed (arming again would run

@@ -68,6 +68,12 @@ _stopped_debugging = False
 # What else goes when it stops, and comes back when it is debugged again (the hub's
 # breakpoints, which the control thread keeps): (forget, restore) pairs.
 _followers = []
+# A Ctrl-C that is the program's (after `q`) but came while the main thread still left the
+# session `q` closed: raised there, pdb's command loop would take it for the session's (it says
+# --KeyboardInterrupt-- and prompts again, with no session left to prompt in). It is raised as
+# the thread leaves its outermost interaction, in the program. Main thread only (signal handlers
+# run there).
+_interrupt_on_leaving = False
 
 
 def stopped_debugging():
@@ -81,6 +87,24 @@ def stop_debugging():
     _stopped_debugging = True
     for forget, _ in _followers:
         forget()
+
+
+def defer_interrupt(frame):
+    """A KeyboardInterrupt for the main thread, whose signal handler runs in `frame`: if the
+    thread is inside a session's interaction (leaving it), raised as it leaves: True."""
+    if not _inside_interaction(frame):
+        return False
+    global _interrupt_on_leaving
+    _interrupt_on_leaving = True
+    return True
+
+
+def _inside_interaction(frame):
+    while frame is not None:
+        if frame.f_code is Debugger.interaction.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def resume_debugging():
@@ -157,6 +181,10 @@ class Debugger(*_BASES):
             self.curframe_locals = None
             self.enterframe = None
             self.inspector.forget()
+            global _interrupt_on_leaving
+            if _interrupt_on_leaving and not _inside_interaction(sys._getframe().f_back):
+                _interrupt_on_leaving = False
+                raise KeyboardInterrupt
 
     def forget(self):
         # pdb 3.12+ keeps $_frame (and $_retval, $_exception) in the globals of every frame it

@@ -2,8 +2,11 @@
 it, or pressed Ctrl-C twice while the first one's pause has not landed, Ctrl-C is the program's,
 as it would be without dpdb (a loop ends with KeyboardInterrupt, a server stops)."""
 
+import re
 import socket
 import time
+
+import pexpect
 
 from conftest import PROMPT, finish, program, wait_until
 
@@ -15,6 +18,8 @@ SECOND_PRESS_SECONDS = 2.0
 SLEEPS = ("hrtimer_nanosleep", "poll_schedule_timeout", "do_select")
 PRESSED = (r"dpdb: pausing at the program's next line \(Ctrl-C again within 2 s goes to the "
            r"program\)")
+QUIT = (r"no longer debugging process \d+; it runs on \(Ctrl-C in its terminal now goes to "
+        r"it\)")
 
 
 def sleeping(child):
@@ -35,8 +40,7 @@ def ctrl_c_pauses(child):
 
 def quit_the_process(child):
     child.sendline("q")
-    child.expect(r"no longer debugging process \d+; it runs on \(Ctrl-C in its terminal now goes "
-                 r"to it\)")
+    child.expect(QUIT)
     child.expect(r"quit: the process runs on without the debugger")
 
 
@@ -55,6 +59,22 @@ def test_ctrl_c_after_q_ends_a_loop(dpdb):
     child.sendintr()
     child.expect("loop ended by KeyboardInterrupt")
     child.expect("KeyboardInterrupt")
+    finish(child, DIED_OF_SIGINT)
+
+
+def test_ctrl_c_while_q_leaves_the_session_ends_a_loop(dpdb):
+    # Once pdb's command loop took it for the session's: --KeyboardInterrupt-- and a prompt in a
+    # session `q` had closed.
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_as_q_closes.py"), "0.02")
+    sleeping(child)
+    ctrl_c_pauses(child)
+    child.sendline("q")
+    # The program's output reaches the terminal straight, the session's through the hub: in
+    # either order.
+    child.expect(pexpect.EOF)
+    for said in (QUIT, "quit: the process runs on without the debugger",
+                 r"loop ended by KeyboardInterrupt\r\n(.|\n)*KeyboardInterrupt"):
+        assert re.search(said, child.before), said
     finish(child, DIED_OF_SIGINT)
 
 
