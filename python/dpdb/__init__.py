@@ -31,21 +31,24 @@ def set_trace(*, header=None):
     _set_trace_at(sys._getframe().f_back, header)
 
 
-def _set_trace_at(frame, header=None, commands=()):
+def _set_trace_at(frame, header=None, commands=(), debugger=None):
     """Pause at `frame`; `commands` run at the prompt first, as lines of a .pdbrc would. Returns
-    the debugger armed (None if none was)."""
+    the debugger armed (None if none was): `debugger` if given, one whose trace function the
+    frame keeps (it is leaving its interaction), else a new one."""
     from dpdb._debugger import Debugger, stopped_debugging
 
     if stopped_debugging():
         return
-    use_hub = _can_use_hub()
-    if use_hub is None:
-        return
-    debugger = Debugger() if use_hub else pdb.Pdb()
+    if debugger is None:
+        use_hub = _can_use_hub()
+        if use_hub is None:
+            return
+        debugger = Debugger() if use_hub else pdb.Pdb()
     if header is not None:
         debugger.message(header)
     debugger.rcLines.extend(commands)
-    if use_hub and frame.f_code.co_filename.startswith(os.path.dirname(__file__) + os.sep):
+    own = frame.f_code.co_filename.startswith(os.path.dirname(__file__) + os.sep)
+    if own and isinstance(debugger, Debugger):
         debugger.own_frame_to_stop = frame
     debugger.set_trace(frame)
     return debugger

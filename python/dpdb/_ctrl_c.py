@@ -87,17 +87,25 @@ def _in_django_reloader(frame):
 
 
 def _pause(signum, frame):
+    _press(frame)
+
+
+def _press(frame, debugger=None):
+    """Ctrl-C at `frame`; `debugger`: the one whose session the main thread just left there."""
     # Nothing here may import or call into code outside dpdb's: a first Ctrl-C's pause, armed
     # already, would stop in it.
     global _last_press, _to_the_program
     if _to_the_program:  # `interrupt` in the view of the waiting main thread
         _to_the_program = False
-        signal.default_int_handler(signum, frame)
+        signal.default_int_handler(signal.SIGINT, frame)
     if _console.in_a_session() or _in_django_reloader(frame):
         # Paused already: the client takes Ctrl-C (it interrupts a command that runs, or comes
         # back to a session the user detached from). Or the child Django's reloader waits for
         # takes it.
         return
+    debugging = sys.modules.get("dpdb._debugger")  # not loaded yet: nobody said `q`
+    if debugger is None and debugging is not None and debugging.when_left(frame, _press):
+        return  # `c` or `q` closed the session, the thread still leaves it
     now = time.monotonic()
     opened = _console.main_thread_sessions_opened()
     waiting = _last_press is not None and _last_press[1] == opened
@@ -107,12 +115,9 @@ def _pause(signum, frame):
         withdraw = getattr(_last_press[2], "withdraw", None)
         if withdraw is not None:
             withdraw()
-    debugging = sys.modules.get("dpdb._debugger")  # not loaded yet: nobody said `q`
     if (debugging is not None and debugging.stopped_debugging()) or unlanded:
         _last_press = None
-        if debugging is not None and debugging.defer_interrupt(frame):
-            return  # `q` closed the session, the thread still leaves it
-        signal.default_int_handler(signum, frame)
+        signal.default_int_handler(signal.SIGINT, frame)
     if waiting:
         # A later press while the pause still waits: it stays armed (arming again would run
         # code where it stops), and a press soon after this one goes to the program.
@@ -121,7 +126,7 @@ def _pause(signum, frame):
         # A second press that comes while this handler still arms the pause (handlers run
         # between bytecodes, this one's too) finds this mark.
         _last_press = (now, opened, None)
-        _last_press = (now, opened, dpdb._set_trace_at(frame, HEADER))
+        _last_press = (now, opened, dpdb._set_trace_at(frame, HEADER, debugger=debugger))
     try:
         os.write(2, PRESSED)
     except OSError:

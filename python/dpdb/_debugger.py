@@ -68,12 +68,13 @@ _stopped_debugging = False
 # What else goes when it stops, and comes back when it is debugged again (the hub's
 # breakpoints, which the control thread keeps): (forget, restore) pairs.
 _followers = []
-# A Ctrl-C that is the program's (after `q`) but came while the main thread still left the
-# session `q` closed: raised there, pdb's command loop would take it for the session's (it says
-# --KeyboardInterrupt-- and prompts again, with no session left to prompt in). It is raised as
-# the thread leaves its outermost interaction, in the program. Main thread only (signal handlers
-# run there).
-_interrupt_on_leaving = False
+# Ctrl-C's handler for a press that came while the main thread still left a session that `c` or
+# `q` had closed: its pause, armed there, would be one for dpdb's own code (and a new debugger's,
+# while the frame goes on with this one's trace function), its KeyboardInterrupt would meet pdb's
+# command loop (which says --KeyboardInterrupt-- and prompts again, with no session left to
+# prompt in). It runs as the thread leaves its outermost interaction, given the frame the
+# program resumes in and the debugger leaving it. Main thread only (signal handlers run there).
+_when_left = None
 
 
 def stopped_debugging():
@@ -89,13 +90,13 @@ def stop_debugging():
         forget()
 
 
-def defer_interrupt(frame):
-    """A KeyboardInterrupt for the main thread, whose signal handler runs in `frame`: if the
-    thread is inside a session's interaction (leaving it), raised as it leaves: True."""
+def when_left(frame, handler):
+    """If the main thread, whose signal handler runs in `frame`, is inside a session's
+    interaction: handler(frame the program resumes in, debugger) runs as it leaves; True."""
     if not _inside_interaction(frame):
         return False
-    global _interrupt_on_leaving
-    _interrupt_on_leaving = True
+    global _when_left
+    _when_left = handler
     return True
 
 
@@ -181,10 +182,12 @@ class Debugger(*_BASES):
             self.curframe_locals = None
             self.enterframe = None
             self.inspector.forget()
-            global _interrupt_on_leaving
-            if _interrupt_on_leaving and not _inside_interaction(sys._getframe().f_back):
-                _interrupt_on_leaving = False
-                raise KeyboardInterrupt
+            caller = sys._getframe().f_back
+            global _when_left
+            if (_when_left is not None and threading.current_thread() is threading.main_thread()
+                    and not _inside_interaction(caller)):
+                handler, _when_left = _when_left, None
+                handler(frame if frame is not None else caller, self)
 
     def forget(self):
         # pdb 3.12+ keeps $_frame (and $_retval, $_exception) in the globals of every frame it

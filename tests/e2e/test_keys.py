@@ -65,7 +65,7 @@ def test_ctrl_c_after_q_ends_a_loop(dpdb):
 def test_ctrl_c_while_q_leaves_the_session_ends_a_loop(dpdb):
     # Once pdb's command loop took it for the session's: --KeyboardInterrupt-- and a prompt in a
     # session `q` had closed.
-    child = dpdb.spawn("dpdb", "run", program("ctrl_c_as_q_closes.py"), "0.02")
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_as_the_session_closes.py"), "quit", "0.02")
     sleeping(child)
     ctrl_c_pauses(child)
     child.sendline("q")
@@ -75,6 +75,31 @@ def test_ctrl_c_while_q_leaves_the_session_ends_a_loop(dpdb):
     for said in (QUIT, "quit: the process runs on without the debugger",
                  r"loop ended by KeyboardInterrupt\r\n(.|\n)*KeyboardInterrupt"):
         assert re.search(said, child.before), said
+    finish(child, DIED_OF_SIGINT)
+
+
+def test_ctrl_c_while_c_leaves_the_session_pauses_again(dpdb):
+    # Once its pause was armed in dpdb's own code, for a new debugger while the program's frame
+    # went on with the old one: "pausing at the program's next line", and no pause came.
+    child = dpdb.spawn("dpdb", "run", program("ctrl_c_as_the_session_closes.py"), "continued",
+                       "0.02")
+    sleeping(child)
+    ctrl_c_pauses(child)
+    child.sendline("p rounds")
+    child.expect(r"\r\n(\d+)\r\n")
+    paused_at = int(child.match.group(1))
+    child.expect(PROMPT)
+    child.sendline("c")
+    child.expect(PRESSED)
+    child.expect(r"Program interrupted by Ctrl-C\.")
+    child.expect(PROMPT)
+    child.sendline("p rounds")  # paused again in the loop, a round or so later
+    child.expect(r"\r\n(\d+)\r\n")
+    assert int(child.match.group(1)) in (paused_at, paused_at + 1)
+    child.expect(PROMPT)
+    quit_the_process(child)
+    child.sendintr()
+    child.expect("loop ended by KeyboardInterrupt")
     finish(child, DIED_OF_SIGINT)
 
 
