@@ -244,12 +244,36 @@ PyObject* deliver_line(PyObject* code, int line, Event event) {
     return finish(rc);
 }
 
+// CPython 3.13 delivers the LINE event of a code object's first line, when that line also holds
+// its start (a one-line function, a lambda), from the start's instrumentation: PY_START answered
+// DISABLE there takes the line's event with it, and such a breakpoint stopped once, at the call
+// that was running when it was set (python/cpython#155992). The code keeps its PY_START while
+// that line holds a breakpoint. 3.14: the same, untested here. Returns -1 with an exception.
+int start_carries_a_break(PyObject* code) {
+#if PY_VERSION_HEX >= 0x030D0000
+    CodeInfo* info = code_info(code);
+    if (!info) return -1;
+    if (!info->in_bp_file) return 0;
+    auto* co = reinterpret_cast<PyCodeObject*>(code);
+    const int start = co->_co_firsttraceable;  // the RESUME, in code units
+    const int line = PyCode_Addr2Line(co, 2 * start);
+    return line >= 0 && PyCode_Addr2Line(co, 2 * (start + 1)) == line && info->is_bp_line(line);
+#else
+    (void)code;
+    return 0;
+#endif
+}
+
 PyObject* on_start(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
     PyObject* code = args[0];
     if (!st.armed) return disable(code);
     if (!st.breaks.empty() && discover(code) < 0) return nullptr;
-    if (!st.any_calls) return disable(code);
+    if (!st.any_calls) {
+        const int carries = start_carries_a_break(code);
+        if (carries < 0) return nullptr;
+        return carries ? none() : disable(code);
+    }
     keep_for_restore_after_stepping(code);
     return deliver(code, Event::kCall, Py_None);
 }

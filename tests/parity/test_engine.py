@@ -243,6 +243,23 @@ def test_suspended_generators_switch_to_checks(mode):
 
 @needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
+def test_a_one_line_functions_line_gets_its_check(mode):
+    # The line of a one-line function also holds its start (3.11: the RESUME that runs before
+    # its first line event), which once kept the check out of its code: 3.11 then left swap mode
+    # for the gate, and with it the interpreter's inlined calls.
+    rc, out = run_driver("dpdb", "onelinedef.py", [
+        "b onelinemod.py:1, x < 0", "b onelinemod.py:7", "c", STATS, "cl", "y", "c"],
+        engine=mode)
+    assert "onelinemod.py(7)doubled()" in out and "total 92" in out, out
+    (stats,) = stats_printed(out)
+    if mode == "native" and SWAP:
+        assert stats["swap"] and not stats["swap_blocker"], stats
+    if mode in PATCHING and LEGACY:
+        assert stats["patched"] >= 2 and stats["trapped"] == 1, stats
+
+
+@needs_native
+@pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_swap_mode_other_modules(mode):
     # 3.11 native: breakpoints only in modules whose code no live frame runs, so the functions
     # get the patched code and no evaluator is installed; a module imported later makes the

@@ -277,13 +277,27 @@ SCENARIOS = {
         "p scale", "c", "p v, scale", "c", "p v, scale", "c", "p depth", "n", "n", "p depth", "c",
         "p depth", "c", "b", "cl", "y", "c",
     ]),
-    # A generator expression made anew at each run of its line (KNOWN_DIFFERENCES).
+    # A generator expression made anew at each run of its line, whose start shares its line (3.13
+    # once lost the line's event with the start's DISABLE in the second and later ones).
     "condition_kinds_genexpr_again": ("kinds.py", [
         "b 17, limit < 0", "b 82", "c", "b", "cl", "y", "c",
     ]),
     "condition_kinds_calls": ("kinds.py", [
         "b 56, i == 2", "commands 1", "silent", "p 'multi', i, total", "end", "b 66, n == 2",
         "b 89", "c", "c", "c", "p x, n", "c", "b", "cl", "y", "c",
+    ]),
+    # Breakpoints on the lines of one-line functions (each line is also the function's start;
+    # 3.13 once stopped there only once) and conditions there:
+    # true sometimes, stepping out of them, an ignore count, raising (a name unbound), commands.
+    "one_line_functions_every_call": ("onelinedef.py", [
+        "b onelinemod.py:1", "b onelinemod.py:5", "c", "p x", "c", "p v", "c", "p x", "cl 2",
+        "c", "p x", "cl", "y", "c",
+    ]),
+    "condition_one_line_functions": ("onelinedef.py", [
+        "b onelinemod.py:1, x == 3", "b onelinemod.py:7, self.v > 3", "c", "p x", "n", "n",
+        "n", "p total", "c", "p self.v", "ignore 2 1", "c", "p self.v", "cl 1",
+        "b onelinemod.py:5, unbound > 0", "c", "p v", "cl 3", "commands 2", "silent",
+        "p 'doubled', self.v", "cont", "c",
     ]),
     # Conditions in a function whose exception table needs two-byte offsets (none got a fast
     # copy before), one on a line that raises into its handler while the condition is false.
@@ -329,13 +343,7 @@ SCENARIOS = {
 
 # Scenarios where dpdb's engine is known to differ from pdb: (when, in which modes, why). Strict:
 # once mended, the scenario fails until taken out of here.
-KNOWN_DIFFERENCES = {
-    "condition_kinds_genexpr_again": (
-        sys.version_info >= (3, 13), ("noguard",),
-        "3.13 without fast copies: in the second and later generator expressions made from the "
-        "same code, the line event after the first resume does not reach the engine (pdb counts "
-        "11 hits, dpdb 9); a fast copy's guard at the generator expression's start counts them"),
-}
+KNOWN_DIFFERENCES = {}
 
 MODES = ["native", "nocond", "condpy", "noguard", "bdb"] + (
     ["noswap", "gate", "tracer"] if sys.version_info < (3, 12) else ["noscan", "nosuper"])
