@@ -157,6 +157,23 @@ const Handler* handler_for(const Decoded& d, int unit) {
 }
 #endif
 
+// 3.10/3.11: a line start that nothing falls into and that only forward jumps of its own line
+// reach (an `if`'s implicit return, a `for` loop's exit to an outer loop's jump back) never
+// reports its line: no check belongs there. 3.9 reports every entry into a line's first address.
+bool reports_no_line(const Decoded& d, int unit) {
+    if (kPy39 || unit == 0) return false;
+    int before = unit - 1;
+    while (before > 0 && d.index_at[before] < 0) --before;
+    if (d.index_at[before] < 0 || !g_op.no_fallthrough[d.instrs[d.index_at[before]].op])
+        return false;
+    for (const Edge& e : d.edges) {
+        if (e.target != unit) continue;
+        if (e.handler || e.source < 0 || e.source > unit || d.line_at[e.source] != d.line_at[unit])
+            return false;
+    }
+    return true;
+}
+
 bool is_site_start(const std::vector<Site>& sites, int unit) {
     for (const Site& s : sites)
         if (!s.is_jump() && s.start == unit) return true;
@@ -325,7 +342,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         sites.clear();
         for (int line : bp_lines) {
             for (int u = 0; u < d.units; ++u) {
-                if (!d.starts[u] || d.line_at[u] != line) continue;
+                if (!d.starts[u] || d.line_at[u] != line || reports_no_line(d, u)) continue;
                 Site s;
                 s.line = line;
                 s.start = u;

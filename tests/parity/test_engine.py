@@ -259,6 +259,25 @@ def test_a_one_line_functions_line_gets_its_check(mode):
 
 
 @needs_native
+@pytest.mark.parametrize("program, line, variable, end", [
+    ("kinds.py", 27, "depth", 89), ("forattr.py", 26, "bag", 50)])
+def test_a_line_start_only_its_own_line_jumps_to_keeps_no_check_out(program, line, variable, end):
+    # walk's `if` (kinds.py) and nested's inner `for` header (forattr.py) each have a second
+    # start of their line that nothing falls into and that only a forward jump of the line
+    # reaches (the `if`'s implicit return, the inner loop's exit to the outer loop's jump back):
+    # it reports no line on 3.10/3.11, and once kept the function's checks out of its code (the
+    # tracer answered every hit). The guard in the code now answers them.
+    rc, out = run_driver("dpdb", program, [
+        "b %d, %s is None" % (line, variable), "b %d" % end, "c", STATS, "cl", "y", "c"],
+        engine="native")
+    assert "done" in out, out
+    (stats,) = stats_printed(out)
+    assert stats["conditions_false"] > 1, stats
+    if LEGACY:
+        assert stats["patched"] >= 1 and stats["conditions_guarded"] > 0, stats
+
+
+@needs_native
 @pytest.mark.parametrize("mode", NATIVE_MODES)
 def test_swap_mode_other_modules(mode):
     # 3.11 native: breakpoints only in modules whose code no live frame runs, so the functions
