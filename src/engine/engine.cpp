@@ -387,6 +387,9 @@ CodeInfo* code_info(PyObject* code) {
     info->needs_trace = false;
     info->patched = nullptr;
     info->patched_info = nullptr;
+#else
+    info->has_break_line = -1;
+    info->start_carries_break = -1;
 #endif
     const std::vector<int>* lines = nullptr;
     PyObject* canonic = nullptr;

@@ -78,6 +78,11 @@ struct CodeInfo {
     // superinstruction pairs were last put back; until CPython instruments it again, putting
     // back the pairs around a line whose event was taken out suffices.
     std::uint64_t restored_at_version = UINT64_MAX;
+    // Per generation, worked out at the code's first PY_START (monitoring.cpp), as every later
+    // one asks again while the code keeps its PY_START: -1 until then. Whether a breakpoint line
+    // lies within the code's lines, and whether its start carries one's line event.
+    signed char has_break_line = -1;
+    signed char start_carries_break = -1;
     // Set on a fast copy (fast_copy.hpp) only, for its whole life.
     std::unique_ptr<FastCopy> fast;
 #endif

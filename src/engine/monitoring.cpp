@@ -145,9 +145,10 @@ int add_break_events(PyObject* code) {
     CodeInfo* info = code_info(code);
     if (!info) return -1;
     if (!info->in_bp_file) return 0;
-    auto* co = reinterpret_cast<PyCodeObject*>(code);
     // A function breakpoint's lines are its code's: co_firstlineno is among `lines`.
-    if (!has_line_in(co, *info->lines)) return 0;
+    if (info->has_break_line < 0)
+        info->has_break_line = has_line_in(reinterpret_cast<PyCodeObject*>(code), *info->lines);
+    if (!info->has_break_line) return 0;
     return add_local(code, kBreakLocal);
 }
 
@@ -254,10 +255,14 @@ int start_carries_a_break(PyObject* code) {
     CodeInfo* info = code_info(code);
     if (!info) return -1;
     if (!info->in_bp_file) return 0;
-    auto* co = reinterpret_cast<PyCodeObject*>(code);
-    const int start = co->_co_firsttraceable;  // the RESUME, in code units
-    const int line = PyCode_Addr2Line(co, 2 * start);
-    return line >= 0 && PyCode_Addr2Line(co, 2 * (start + 1)) == line && info->is_bp_line(line);
+    if (info->start_carries_break < 0) {
+        auto* co = reinterpret_cast<PyCodeObject*>(code);
+        const int start = co->_co_firsttraceable;  // the RESUME, in code units
+        const int line = PyCode_Addr2Line(co, 2 * start);
+        info->start_carries_break =
+            line >= 0 && PyCode_Addr2Line(co, 2 * (start + 1)) == line && info->is_bp_line(line);
+    }
+    return info->start_carries_break;
 #else
     (void)code;
     return 0;
