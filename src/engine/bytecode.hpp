@@ -7,6 +7,7 @@
 
 #if PY_VERSION_HEX < 0x030C0000
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -74,10 +75,10 @@ struct Decoded {
 };
 
 inline int op_of(const Decoded& d, int unit) {
-    return static_cast<unsigned char>(d.bytes[2 * unit]);
+    return static_cast<unsigned char>(d.bytes[2 * static_cast<std::size_t>(unit)]);
 }
 inline int arg_of(const Decoded& d, int unit) {
-    return static_cast<unsigned char>(d.bytes[2 * unit + 1]);
+    return static_cast<unsigned char>(d.bytes[2 * static_cast<std::size_t>(unit) + 1]);
 }
 
 // Loads the opcode numbers and tables from the `opcode` module. Returns -1 with an exception set.

@@ -423,7 +423,8 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         emit(out, g_op.pop_top, 0);
         std::string jump;
         if (!s.is_jump())
-            out.append(d.bytes, 2 * s.start, 2 * ((s.loop < 0 ? s.end : s.loop) - s.start));
+            out.append(d.bytes, 2 * static_cast<std::size_t>(s.start),
+                       2 * static_cast<std::size_t>((s.loop < 0 ? s.end : s.loop) - s.start));
         if (s.loop >= 0) {
             // FOR_ITER over the jump back to the loop's next unit, to the jump to its exit.
             const int for_iter = units_of(out);
@@ -445,7 +446,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
         }
         if (units_of(jump) != s.end - s.start) return nullptr;
         s.tail_end = units_of(out);
-        out.replace(2 * s.start, jump.size(), jump);
+        out.replace(2 * static_cast<std::size_t>(s.start), jump.size(), jump);
 #if PY_VERSION_HEX >= 0x030B0000
         if (const Handler* h = handler_for(d, s.start)) {
             append_exception_varint(exception_table, s.tail_start, true);
