@@ -316,7 +316,7 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     // A line that suspends the frame gets its event again as the frame resumes. Not the start's
     // RESUME, on the line of a one-line function's body: it runs before any line event.
     for (const Instr& in : d.instrs)
-        if (g_op.suspends[in.op] && in.start > d.first_traceable &&
+        if (kPy39 && g_op.suspends[in.op] && in.start > d.first_traceable &&
             std::binary_search(bp_lines.begin(), bp_lines.end(), d.line_at[in.start]))
             return nullptr;
 

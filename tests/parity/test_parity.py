@@ -63,6 +63,13 @@ SCENARIOS = {
         "s", "n", "s", "n", "n", "n", "n", "r", "n", "n", "n", "b helper.py:13", "c", "p i",
         "n", "n", "r", "c", "c", "c", "c", "c",
     ]),
+    # Breakpoints on a `yield` line: stops at each value, stepping across the yield into the
+    # consumer and back, a condition, an ignore count.
+    "yield_line": ("generators.py", [
+        "b helper.py:14", "c", "p i", "n", "n", "n", "p sq", "c", "p i", "s", "s", "s", "s",
+        "cl 1", "b helper.py:14, i == 2", "c", "p i", "n", "n", "cl 2", "b helper.py:14",
+        "ignore 3 1", "c", "p i", "c", "p i", "cl", "y", "c",
+    ]),
     "coroutines": ("coroutines.py", [
         "b fetch", "b 14", "c", "n", "n", "p i", "c", "p r", "n", "n", "r", "cl 1", "c",
         "cl 2", "c",
