@@ -313,8 +313,10 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     if (!decode(code, d)) return nullptr;
     std::vector<int> depth;
     if (!stack_depths(d, depth)) return nullptr;
-    // A line that suspends the frame gets its event again as the frame resumes. Not the start's
-    // RESUME, on the line of a one-line function's body: it runs before any line event.
+    // 3.9: a line that suspends the frame gets its event again as the frame resumes. 3.10/3.11
+    // report no line at a resume (the next is the jump back to the loop's FOR_ITER, a site of
+    // its own), so no check is displaced there. Not the start's RESUME either, on the line of a
+    // one-line function's body: it runs before any line event.
     for (const Instr& in : d.instrs)
         if (kPy39 && g_op.suspends[in.op] && in.start > d.first_traceable &&
             std::binary_search(bp_lines.begin(), bp_lines.end(), d.line_at[in.start]))
