@@ -182,12 +182,12 @@ class Debugger(*_BASES):
             self.curframe_locals = None
             self.enterframe = None
             self.inspector.forget()
-            caller = sys._getframe().f_back
             global _when_left
-            if (_when_left is not None and threading.current_thread() is threading.main_thread()
-                    and not _inside_interaction(caller)):
-                handler, _when_left = _when_left, None
-                handler(frame if frame is not None else caller, self)
+            if _when_left is not None and threading.current_thread() is threading.main_thread():
+                caller = sys._getframe().f_back
+                if not _inside_interaction(caller):
+                    handler, _when_left = _when_left, None
+                    handler(frame if frame is not None else caller, self)
 
     def forget(self):
         # pdb 3.12+ keeps $_frame (and $_retval, $_exception) in the globals of every frame it

@@ -115,12 +115,14 @@ void decode_ranges(Decoded& d) {
 void decode_lines(Decoded& d) {
     decode_ranges(d);
 #if PY_VERSION_HEX >= 0x030B0000
-    d.first_traceable = d.co->_co_firsttraceable;
+    const int first = d.co->_co_firsttraceable;
+#else
+    const int first = -1;
 #endif
     int previous = -1;
     bool initial = true;
     for (const Instr& in : d.instrs) {
-        if (in.start <= d.first_traceable) continue;
+        if (in.start <= first) continue;
         int line = d.line_at[in.start];
         if (line != -1 && (initial || line != previous)) d.starts[in.start] = true;
         initial = false;

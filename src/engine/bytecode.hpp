@@ -67,9 +67,6 @@ struct Decoded {
     std::vector<Edge> edges;
     int end_line = 0;   // the line table's running line after its last entry
     int end_units = 0;  // 3.9: the address (in code units) of the lnotab's last entry
-    // 3.11: the frame's RESUME (after a generator's RETURN_GENERATOR): the units up to it run
-    // before its first line event, never between a line's event and the line's code. -1 before.
-    int first_traceable = -1;
     std::string lines_table;
     std::string exception_table;
 };

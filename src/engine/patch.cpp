@@ -157,15 +157,20 @@ const Handler* handler_for(const Decoded& d, int unit) {
 }
 #endif
 
+// The instruction whose code units hold `unit` (its EXTENDED_ARG prefixes and caches included),
+// or null.
+const Instr* instruction_holding(const Decoded& d, int unit) {
+    while (unit > 0 && d.index_at[unit] < 0) --unit;
+    return unit >= 0 && d.index_at[unit] >= 0 ? &d.instrs[d.index_at[unit]] : nullptr;
+}
+
 // 3.10/3.11: a line start that nothing falls into and that only forward jumps of its own line
 // reach (an `if`'s implicit return, a `for` loop's exit to an outer loop's jump back) never
 // reports its line: no check belongs there. 3.9 reports every entry into a line's first address.
 bool reports_no_line(const Decoded& d, int unit) {
     if (kPy39 || unit == 0) return false;
-    int before = unit - 1;
-    while (before > 0 && d.index_at[before] < 0) --before;
-    if (d.index_at[before] < 0 || !g_op.no_fallthrough[d.instrs[d.index_at[before]].op])
-        return false;
+    const Instr* before = instruction_holding(d, unit - 1);
+    if (!before || !g_op.no_fallthrough[before->op]) return false;
     for (const Edge& e : d.edges) {
         if (e.target != unit) continue;
         if (e.handler || e.source < 0 || e.source > unit || d.line_at[e.source] != d.line_at[unit])
@@ -189,10 +194,9 @@ bool find_jump_sites(const Decoded& d, const std::vector<int>& bp_lines,
         if (e.handler || e.source < 0 || e.target < 0 || e.target > e.source) continue;
         if (e.target >= d.units || d.starts[e.target] || op_of(d, e.source) != jump_op) continue;
         if (!std::binary_search(bp_lines.begin(), bp_lines.end(), d.line_at[e.target])) continue;
-        int u = e.source;
-        while (u > 0 && d.index_at[u] < 0) --u;
-        if (d.index_at[u] < 0) return false;
-        const Instr& in = d.instrs[d.index_at[u]];
+        const Instr* holding = instruction_holding(d, e.source);
+        if (!holding) return false;
+        const Instr& in = *holding;
         if (in.op_at != e.source || depth[in.start] < 0) return false;
 #if PY_VERSION_HEX >= 0x030B0000
         for (int v = in.start; v < in.start + in.size; ++v)
@@ -315,10 +319,9 @@ PyObject* build_patched(PyObject* code, const std::vector<int>& bp_lines, Patch*
     if (!stack_depths(d, depth)) return nullptr;
     // 3.9: a line that suspends the frame gets its event again as the frame resumes. 3.10/3.11
     // report no line at a resume (the next is the jump back to the loop's FOR_ITER, a site of
-    // its own), so no check is displaced there. Not the start's RESUME either, on the line of a
-    // one-line function's body: it runs before any line event.
+    // its own), nor at the start's RESUME, which runs before any line event.
     for (const Instr& in : d.instrs)
-        if (kPy39 && g_op.suspends[in.op] && in.start > d.first_traceable &&
+        if (kPy39 && g_op.suspends[in.op] &&
             std::binary_search(bp_lines.begin(), bp_lines.end(), d.line_at[in.start]))
             return nullptr;
 
