@@ -273,7 +273,7 @@ struct Fields {
         compiled = code;
         if (current(snap, bp)) {
             snap->compiled = code;
-            snap->slots = slots;
+            snap->slots = snap->by_function || !snap->has_cond ? nullptr : slots;
         }
     }
     ~Fields() {
@@ -333,26 +333,48 @@ bool follow_hits(BreakpointSnapshot& snap, PyObject* list, Py_ssize_t i) {
     return true;
 }
 
+// One breakpoint of a line, as all_false_in_c reads it: -1 where the engine cannot answer (changed
+// since its snapshot but for hits, see follow_hits; no condition answered in C; the condition not
+// false), 0 disabled, 1 enabled and its condition false.
+int answer_in_c(const FrameView& view, BreakpointSnapshot& snap, PyObject* list, Py_ssize_t i) {
+    if (!current(&snap, PyList_GET_ITEM(list, i)) && !follow_hits(snap, list, i)) return -1;
+    if (!snap.enabled) return 0;
+    return snap.slots && fast_truth_in(view, *snap.slots) == 0 ? 1 : -1;
+}
+
 // The common hit, with no Python code run and no attribute written: every breakpoint of the line
 // unchanged since its snapshot (but for hits: follow_hits), each enabled one with a condition
 // answered in C and false there. Its hits are counted in C (effective() counts every enabled
 // breakpoint when none stops).
-bool all_false_in_c(const FrameView& view, ConditionLine& at) {
-    const Py_ssize_t n = PyList_GET_SIZE(at.list);
+// all_false_in_c for a line of several breakpoints.
+bool all_false_of_several(const FrameView& view, ConditionLine& at, Py_ssize_t n) {
     if (n > static_cast<Py_ssize_t>(at.snapshots.size())) return false;
     bool any = false;
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        BreakpointSnapshot& snap = at.snapshots[i];
-        if (!current(&snap, PyList_GET_ITEM(at.list, i)) && !follow_hits(snap, at.list, i))
-            return false;
-        if (!snap.enabled) continue;
-        if (snap.by_function || !snap.has_cond || !snap.slots) return false;
-        if (fast_truth_in(view, *snap.slots) != 0) return false;
-        any = true;
+    auto snap = at.snapshots.begin();
+    for (Py_ssize_t i = 0; i < n; ++i, ++snap) {
+        const int answer = answer_in_c(view, *snap, at.list, i);
+        if (answer < 0) return false;
+        any = any || answer;
     }
     if (!any) return false;
-    for (Py_ssize_t i = 0; i < n; ++i)
-        if (at.snapshots[i].enabled) count_hit(at.snapshots[i]);
+    snap = at.snapshots.begin();
+    for (Py_ssize_t i = 0; i < n; ++i, ++snap)
+        if (snap->enabled) count_hit(*snap);
+    return true;
+}
+
+bool all_false_in_c(const FrameView& view, ConditionLine& at) {
+    const Py_ssize_t n = PyList_GET_SIZE(at.list);
+    if (n == 1) {
+        // The common line, read without the deque's size or walk (a third of the guard's own
+        // cost).
+        if (at.snapshots.empty()) return false;
+        BreakpointSnapshot& only = at.snapshots.front();
+        if (answer_in_c(view, only, at.list, 0) <= 0) return false;
+        count_hit(only);
+    } else if (!all_false_of_several(view, at, n)) {
+        return false;
+    }
     ++state().conditions_in_c;
     return true;
 }

@@ -72,7 +72,8 @@ struct BreakpointSnapshot {
     PyObject* cond = nullptr;      // strong
     PyObject* compiled = nullptr;  // borrowed from the engine's compiled conditions, or null
     PyObject* hits = nullptr;      // strong
-    // Where the condition's variables are (null until known, or where it has none such): with
+    // Where the condition's variables are (null until known, and where the guard cannot answer
+    // for the breakpoint: one by function name, or one without a condition): with
     // a condition answered in C (condition_fast.hpp) a false hit is counted in `pending`, not
     // written to `hits`, until bdb or pdb looks (conditions_flush_hits) or this is dropped.
     const ConditionSlots* slots = nullptr;
