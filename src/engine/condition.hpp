@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/breakpoint_snapshot.hpp"
+
 namespace dpdb::engine {
 
 struct FastCondition;  // condition_fast.hpp
@@ -56,37 +58,6 @@ struct ConditionSlots {
     // The condition answered in C where its values allow (condition_fast.hpp), or null.
     bool fast_tried = false;
     FastCondition* fast = nullptr;
-};
-// What bdb.effective() reads of one bdb.Breakpoint, as of one version of its instance dict: read
-// again whenever anything changed the dict (`condition`, `ignore`, `enable`, a hit counted by bdb;
-// 3.14+: whenever what it read there is no longer the same object).
-struct BreakpointSnapshot {
-    PyObject* bp = nullptr;    // strong
-    PyObject* dict = nullptr;  // strong
-    std::uint64_t version = 0;
-    bool valid = false;
-    bool enabled = false;
-    bool by_function = true;
-    bool logpoint = false;
-    bool has_cond = false;
-    PyObject* cond = nullptr;      // strong
-    PyObject* compiled = nullptr;  // borrowed from the engine's compiled conditions, or null
-    PyObject* hits = nullptr;      // strong
-    // Where the condition's variables are (null until known, and where the guard cannot answer
-    // for the breakpoint: one by function name, or one without a condition): with
-    // a condition answered in C (condition_fast.hpp) a false hit is counted in `pending`, not
-    // written to `hits`, until bdb or pdb looks (conditions_flush_hits) or this is dropped.
-    const ConditionSlots* slots = nullptr;
-    std::uint64_t pending = 0;
-    // 3.14+: enabled, funcname, cond and dpdb_log as read (strong, null where missing): the
-    // snapshot holds while the dict holds these same objects.
-    static constexpr int kSeen = 4;
-    PyObject* seen[kSeen] = {};
-    BreakpointSnapshot() = default;
-    BreakpointSnapshot(const BreakpointSnapshot&) = delete;
-    BreakpointSnapshot& operator=(const BreakpointSnapshot&) = delete;
-    ~BreakpointSnapshot() { clear(); }
-    void clear();
 };
 // One breakpoint line of a code object: bdb.Breakpoint.bplist's list there (strong) and a
 // snapshot of each of its breakpoints.
