@@ -357,6 +357,15 @@ void find_slot_vs_const(FastCondition& fast) {
     fast.simple_is_int = small_int(constant.object, &fast.simple_int);
 }
 
+// A condition of constants only is as true at every hit as at the first: its comparisons run no
+// Python code (plain values), so answering once changes nothing anyone can see.
+void fold_constant(FastCondition& fast) {
+    for (const Node& node : fast.nodes)
+        if (node.kind == FastCondition::kSlot || node.kind == FastCondition::kGlobal) return;
+    Evaluator evaluator{fast, nullptr, nullptr};
+    fast.constant_truth = evaluator.truth(static_cast<int>(fast.nodes.size()) - 1);
+}
+
 }  // namespace
 
 int fast_truth_slot_vs_const(const FastCondition& fast, PyObject* value) {
@@ -393,6 +402,7 @@ FastCondition* fast_condition(PyObject* cond, const std::vector<PyObject*>& name
         fast = nullptr;
     } else {
         find_slot_vs_const(*fast);
+        fold_constant(*fast);
     }
     Py_XDECREF(body);
     Py_XDECREF(tree);
@@ -402,6 +412,7 @@ FastCondition* fast_condition(PyObject* cond, const std::vector<PyObject*>& name
 }
 
 int fast_truth(const FastCondition& fast, PyObject* const* values, PyObject* globals) {
+    if (fast.constant_truth >= 0) return fast.constant_truth;
     Evaluator evaluator{fast, values, globals};
     return evaluator.truth(static_cast<int>(fast.nodes.size()) - 1);
 }

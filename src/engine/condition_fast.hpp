@@ -39,6 +39,9 @@ struct FastCondition {
     PyObject* simple_const = nullptr;
     bool simple_is_int = false;
     long simple_int = 0;
+    // The truth of a condition that reads no variable (`0 > 1`, `False`), worked out once: 1 or
+    // 0, or -1 where it names one, or where C cannot tell.
+    int constant_truth = -1;
     FastCondition() = default;
     FastCondition(const FastCondition&) = delete;
     FastCondition& operator=(const FastCondition&) = delete;

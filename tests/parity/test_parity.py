@@ -246,6 +246,12 @@ SCENARIOS = {
         "condition 3 i == 9", "c", "p i", "b", "b 29, step == shadow",
         "b 36, n is not None and n >= 4", "c", "p n", "b", "cl", "y", "c",
     ]),
+    # Conditions that read no variable, answered once for every hit (never true, always true),
+    # and one changed to a comparison of constants that raises (stops at every hit, as in Python).
+    "condition_constant": ("conditions.py", [
+        "b 8, 0 > 1", "b 8, False or None", "b 17, 1 < 2 < 3", "c", "p k", "b", "c", "p k",
+        "condition 3 'a' < 1", "c", "p k", "b", "cl", "y", "c",
+    ]),
     "condition_ignore_in_c": ("conditions.py", [
         "b 8, 1 < i", "ignore 1 2", "c", "p i", "b", "c", "p i", "b", "cl", "y", "c",
     ]),
