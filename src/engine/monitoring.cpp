@@ -143,7 +143,10 @@ int call_monitoring(PyObject* fn, PyObject* code, int events) {
 // (1.1-1.4x on generator and comprehension code for a breakpoint elsewhere in the file).
 int add_break_events(PyObject* code) {
     CodeInfo* info = code_info(code);
-    if (!info) return -1;
+    return info ? add_break_events(code, info) : -1;
+}
+
+int add_break_events(PyObject* code, CodeInfo* info) {
     if (!info->in_bp_file) return 0;
     // A function breakpoint's lines are its code's: co_firstlineno is among `lines`.
     if (info->has_break_line < 0)
@@ -249,23 +252,26 @@ PyObject* deliver_line(PyObject* code, int line, Event event) {
 // its start (a one-line function, a lambda), from the start's instrumentation: PY_START answered
 // DISABLE there takes the line's event with it, and such a breakpoint stopped once, at the call
 // that was running when it was set (python/cpython#155992). The code keeps its PY_START while
-// that line holds a breakpoint. 3.14: the same, untested here. Returns -1 with an exception.
-int start_carries_a_break(PyObject* code) {
+// that line holds a breakpoint, but for a fast copy whose tail takes that line's entry right after
+// the start: its slow replica gives the line's event, and the start's is one the copy takes out.
+// 3.14: the same, untested here.
+bool start_carries_a_break(PyObject* code, CodeInfo* info) {
 #if PY_VERSION_HEX >= 0x030D0000
-    CodeInfo* info = code_info(code);
-    if (!info) return -1;
-    if (!info->in_bp_file) return 0;
+    if (!info->in_bp_file) return false;
     if (info->start_carries_break < 0) {
         auto* co = reinterpret_cast<PyCodeObject*>(code);
         const int start = co->_co_firsttraceable;  // the RESUME, in code units
         const int line = PyCode_Addr2Line(co, 2 * start);
+        const FastSite* site = nullptr;
         info->start_carries_break =
-            line >= 0 && PyCode_Addr2Line(co, 2 * (start + 1)) == line && info->is_bp_line(line);
+            line >= 0 && PyCode_Addr2Line(co, 2 * (start + 1)) == line && info->is_bp_line(line) &&
+            !(info->fast && info->fast->locate(start + 1, &site) == FastCopy::At::kStart);
     }
     return info->start_carries_break;
 #else
     (void)code;
-    return 0;
+    (void)info;
+    return false;
 #endif
 }
 
@@ -273,12 +279,10 @@ PyObject* on_start(PyObject*, PyObject* const* args, Py_ssize_t) {
     State& st = state();
     PyObject* code = args[0];
     if (!st.armed) return disable(code);
-    if (!st.breaks.empty() && discover(code) < 0) return nullptr;
-    if (!st.any_calls) {
-        const int carries = start_carries_a_break(code);
-        if (carries < 0) return nullptr;
-        return carries ? none() : disable(code);
-    }
+    // Asked at every call of code whose start carries a break: one lookup of its CodeInfo.
+    CodeInfo* info = st.breaks.empty() ? nullptr : code_info(code);
+    if (!st.breaks.empty() && (!info || add_break_events(code, info) < 0)) return nullptr;
+    if (!st.any_calls) return info && start_carries_a_break(code, info) ? none() : disable(code);
     keep_for_restore_after_stepping(code);
     return deliver(code, Event::kCall, Py_None);
 }

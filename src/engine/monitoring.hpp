@@ -88,6 +88,8 @@ int add_local(PyObject* code, int events);
 // The line and jump events of a code object of a breakpoint file (none for any other). Returns
 // -1 with an exception set.
 int add_break_events(PyObject* code);
+// The same for code whose CodeInfo the caller holds already.
+int add_break_events(PyObject* code, CodeInfo* info);
 
 // Calls `visit` (returning -1 with an exception set to stop) with the code of `top` (borrowed)
 // and of each frame that called it.

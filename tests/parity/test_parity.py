@@ -312,6 +312,13 @@ SCENARIOS = {
         "b onelinemod.py:5, unbound > 0", "c", "p v", "cl 3", "commands 2", "silent",
         "p 'doubled', self.v", "cont", "c",
     ]),
+    # Stepping into a one-line function with a conditional breakpoint after its false calls
+    # (3.13: a fast copy's start answers DISABLE, its line's event comes from the tail), then
+    # through it, then to its true call.
+    "condition_one_line_step_in": ("onelinedef.py", [
+        "b onelinemod.py:1, x == 6", "b 10, i == 4", "c", "p i", "s", "s", "p x", "s", "s", "s",
+        "p x", "s", "c", "p x", "b", "cl", "y", "c",
+    ]),
     # Conditions in a function whose exception table needs two-byte offsets (none got a fast
     # copy before), one on a line that raises into its handler while the condition is false.
     "condition_long_code": ("long_code.py", [
