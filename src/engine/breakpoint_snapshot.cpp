@@ -233,15 +233,17 @@ Fields::~Fields() {
 }
 
 bool Fields::add(PyObject* name, long delta) {
-    const bool known = kVersionTags && name == g_names.hits && current(snap, bp);
-    PyObject* now = known ? new_ref(snap->hits) : attribute(bp, dict, name);
+    // A snapshot holds hits and nothing of ignore: it stays current through either change.
+    const bool is_hits = name == g_names.hits;
+    const bool known = kVersionTags && (is_hits || name == g_names.ignore) && current(snap, bp);
+    PyObject* now = known && is_hits ? new_ref(snap->hits) : attribute(bp, dict, name);
     PyObject* step = now ? PyLong_FromLong(delta) : nullptr;
     PyObject* next = step ? PyNumber_Add(now, step) : nullptr;
     int rc = !next  ? -1
              : dict ? PyDict_SetItem(dict, name, next)
                     : PyObject_SetAttr(bp, name, next);
     if (known && rc == 0) {
-        Py_SETREF(snap->hits, new_ref(next));
+        if (is_hits) Py_SETREF(snap->hits, new_ref(next));
         snap->version = dict_version(dict);
     } else if (kVersionTags && snap && snap->bp == bp) {
         snap->valid = false;
@@ -252,11 +254,16 @@ bool Fields::add(PyObject* name, long delta) {
     return rc == 0;
 }
 
-bool Fields::ignored() {
+bool Fields::ignoring() {
     PyObject* now = attribute(bp, dict, g_names.ignore);
-    int positive = now ? PyObject_RichCompareBool(now, g_zero, Py_GT) : -1;
+    const int positive = now ? PyObject_RichCompareBool(now, g_zero, Py_GT) : -1;
     Py_XDECREF(now);
-    return positive > 0 && add(g_names.ignore, -1);
+    if (positive < 0) PyErr_Clear();
+    return positive > 0;
+}
+
+bool Fields::ignored() {
+    return ignoring() && add(g_names.ignore, -1);
 }
 
 }  // namespace dpdb::engine

@@ -133,6 +133,8 @@ struct Fields {
     // bp.<name> += delta; false with an exception set on failure. The hits of an unchanged
     // breakpoint come from its snapshot, which the change then follows.
     bool add(PyObject* name, long delta);
+    // bdb's `b.ignore > 0`.
+    bool ignoring();
     // bdb's `b.ignore > 0`, then `b.ignore -= 1`: whether this hit is ignored.
     bool ignored();
 

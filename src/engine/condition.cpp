@@ -165,7 +165,7 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
     if (n > kMaxBreakpoints) return Answer::kBdb;
     while (at->snapshots.size() < static_cast<std::size_t>(n)) at->snapshots.emplace_back();
     Fields fields[kMaxBreakpoints];
-    bool any_cond = false, any_log = false;
+    bool any_cond = false, any_log = false, any_ignoring = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         Fields& bp = fields[i];
         bp.read(PyList_GET_ITEM(breakpoints, i), &at->snapshots[i]);
@@ -178,9 +178,11 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
         }
         any_cond |= bp.has_cond;
         any_log |= bp.logpoint;
+        any_ignoring |= !bp.has_cond && bp.ignoring();
     }
-    // Plain breakpoints only: nothing to gain, bdb decides as ever.
-    if (!any_cond && !any_log) return Answer::kBdb;
+    // Plain breakpoints only: bdb decides as ever (each one stops), but while one's ignore count
+    // runs, which the engine counts down as bdb would, without a call into Python per hit.
+    if (!any_cond && !any_log && !any_ignoring) return Answer::kBdb;
     // The snapshots are the line's for this generation: another thread that runs a condition
     // meanwhile may start a new one.
     const std::uint64_t epoch = info->conditions->epoch;

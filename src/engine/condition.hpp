@@ -7,9 +7,11 @@
 // pdb's Breakpoint objects stay the truth: enabled, funcname, cond, hits and ignore are read
 // (or checked unchanged) at every hit, so `condition N`, `ignore N`, `disable` and `enable` take
 // effect at once. A line the engine cannot do all of (a breakpoint by function name, a condition
-// beyond it) is bdb's alone, and one with plain breakpoints only too. When a breakpoint stops,
-// bdb's effective() is given the engine's answer (python/dpdb/_engine.py), so that no condition
-// runs twice: a condition with a side effect (dpdb pause's) sees each hit once, as under pdb.
+// beyond it) is bdb's alone, and one with plain breakpoints only too, but while one's
+// ignore count runs (the engine counts it down, each hit a line event answered in C). When a
+// breakpoint stops, bdb's effective() is given the engine's answer (python/dpdb/_engine.py), so
+// that no condition runs twice: a condition with a side effect (dpdb pause's) sees each hit once,
+// as under pdb.
 //
 // A condition is evaluated as bdb's eval(cond, f_globals, f_locals) does, with only the frame's
 // variables the condition names, read from the frame's fast locals and cells: while all are bound

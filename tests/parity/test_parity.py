@@ -246,6 +246,12 @@ SCENARIOS = {
         "condition 3 i == 9", "c", "p i", "b", "b 29, step == shadow",
         "b 36, n is not None and n >= 4", "c", "p n", "b", "cl", "y", "c",
     ]),
+    # Breakpoints without a condition whose ignore count runs, counted down by the engine (a
+    # temporary one among them, and `ignore` changed while a count runs), as bdb does.
+    "ignore_plain": ("conditions.py", [
+        "b 8", "ignore 1 3", "tbreak 17", "ignore 2 2", "c", "p i", "b", "c", "p i", "b",
+        "ignore 1 4", "c", "p i", "b", "ignore 1 0", "c", "p k", "b", "cl", "y", "c",
+    ]),
     # Conditions that read no variable, answered once for every hit (never true, always true),
     # and one changed to a comparison of constants that raises (stops at every hit, as in Python).
     "condition_constant": ("conditions.py", [
