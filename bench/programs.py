@@ -390,10 +390,15 @@ def measure(python, pythonpath, benchmarks, args, hottest, rows):
             for label, config, engine in rows:
                 if config in UNCONDITIONAL and index:
                     continue  # no condition there
+                if config == "line_event" and tuple(map(int, version.split("."))) < (3, 12):
+                    continue  # no sys.monitoring there
                 reduced = config.startswith("pdb")
                 size = max(PROGRAMS[name][1], full // overhead.PDB_REDUCTION) if reduced else full
                 key = (label if config in UNCONDITIONAL else "%s, %s" % (label, suffix)), name
-                cells[key] = (program.ratio(args.runs, config, size, condition, engine), reduced)
+                # dpdb_ignore's breakpoint has no condition: given `0 > 1`, its row was a
+                # never-true condition's with an ignore count that never ran.
+                given = None if config in UNCONDITIONAL else condition
+                cells[key] = (program.ratio(args.runs, config, size, given, engine), reduced)
                 print("  %s %-9s %-28s %6.2fx" % (version, name, key[0], cells[key][0]),
                       file=sys.stderr)
     return version, cells
