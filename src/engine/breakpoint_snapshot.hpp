@@ -112,13 +112,13 @@ void flush(BreakpointSnapshot& snap);
 struct Fields {
     PyObject* bp = nullptr;
     PyObject* dict = nullptr;
-    bool enabled = false;
     PyObject* cond = nullptr;
-    bool has_cond = false;
-    bool by_function = true;
-    bool logpoint = false;         // python/dpdb/_logpoints.py's: a message when due, never a stop
     PyObject* compiled = nullptr;  // the condition's code, once known (borrowed)
     BreakpointSnapshot* snap = nullptr;
+    bool enabled = false;
+    bool has_cond = false;
+    bool by_function = true;
+    bool logpoint = false;  // python/dpdb/_logpoints.py's: a message when due, never a stop
 
     Fields() = default;
     // Reads `breakpoint` (from `snapshot` while it is current, else from the breakpoint, and then
