@@ -58,10 +58,6 @@ int answer_in_c(const FrameView& view, BreakpointSnapshot& snap, PyObject* list,
     return snap.slots && fast_truth_in(view, *snap.slots) == 0 ? 1 : -1;
 }
 
-// The common hit, with no Python code run and no attribute written: every breakpoint of the line
-// unchanged since its snapshot (but for hits: follow_hits), each enabled one with a condition
-// answered in C and false there. Its hits are counted in C (effective() counts every enabled
-// breakpoint when none stops).
 // all_false_in_c for a line of several breakpoints.
 bool all_false_of_several(const FrameView& view, ConditionLine& at, Py_ssize_t n) {
     if (n > static_cast<Py_ssize_t>(at.snapshots.size())) return false;
@@ -79,6 +75,10 @@ bool all_false_of_several(const FrameView& view, ConditionLine& at, Py_ssize_t n
     return true;
 }
 
+// The common hit, with no Python code run and no attribute written: every breakpoint of the line
+// unchanged since its snapshot (but for hits: follow_hits), each enabled one with a condition
+// answered in C and false there. Its hits are counted in C (effective() counts every enabled
+// breakpoint when none stops).
 bool all_false_in_c(const FrameView& view, ConditionLine& at) {
     const Py_ssize_t n = PyList_GET_SIZE(at.list);
     if (n == 1) {
@@ -165,7 +165,7 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
     if (n > kMaxBreakpoints) return Answer::kBdb;
     while (at->snapshots.size() < static_cast<std::size_t>(n)) at->snapshots.emplace_back();
     Fields fields[kMaxBreakpoints];
-    bool any_cond = false, any_log = false, any_ignoring = false;
+    bool any_cond = false, any_log = false;
     for (Py_ssize_t i = 0; i < n; ++i) {
         Fields& bp = fields[i];
         bp.read(PyList_GET_ITEM(breakpoints, i), &at->snapshots[i]);
@@ -178,11 +178,15 @@ Answer effective(const FrameView& view, PyObject* code, CodeInfo* info, int line
         }
         any_cond |= bp.has_cond;
         any_log |= bp.logpoint;
-        any_ignoring |= !bp.has_cond && bp.ignoring();
     }
     // Plain breakpoints only: bdb decides as ever (each one stops), but while one's ignore count
     // runs, which the engine counts down as bdb would, without a call into Python per hit.
-    if (!any_cond && !any_log && !any_ignoring) return Answer::kBdb;
+    auto any_ignoring = [&] {
+        for (Py_ssize_t i = 0; i < n; ++i)
+            if (fields[i].enabled && fields[i].ignoring()) return true;
+        return false;
+    };
+    if (!any_cond && !any_log && !any_ignoring()) return Answer::kBdb;
     // The snapshots are the line's for this generation: another thread that runs a condition
     // meanwhile may start a new one.
     const std::uint64_t epoch = info->conditions->epoch;
